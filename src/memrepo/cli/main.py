@@ -1,0 +1,77 @@
+"""The `memrepo` command: parse, then build, then execute (one module per command)."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from typing import Sequence
+
+# name -> module under memrepo.cli; each module has add_parser(subparsers) and run(args) -> int.
+# Modules import only argparse at top level; verbs are imported inside run() to keep start-up light.
+COMMANDS: dict[str, str] = {
+    "init": "init",
+    "remember": "write",
+    "replace": "write",
+    "forget": "write",
+    "batch": "write",
+    "review": "review",
+    "promote": "promote",
+    "reject": "promote",
+    "render": "render",
+    "log": "log",
+    "show": "log",
+    "check": "check",
+    "scan": "scan",
+    "audit": "audit",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="memrepo", description="A git-native memory repository for AI agents.")
+    parser.add_argument("-C", dest="repo", metavar="PATH", default=None,
+                        help="run as if memrepo was started in PATH (like git -C)")
+    parser.add_argument("--version", action="version", version=f"memrepo {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    seen: set[str] = set()
+    for module in COMMANDS.values():
+        if module in seen:
+            continue
+        seen.add(module)
+        importlib.import_module(f"memrepo.cli.{module}").add_parser(sub)
+    return parser
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("memrepo")
+    except Exception:  # noqa: BLE001 - metadata missing in a bare checkout
+        return "0+unknown"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from ..errors import MemrepoError
+    from .output import report_error
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.repo is None:
+        args.repo = os.getcwd()
+    fmt = getattr(args, "format", "text")
+    try:
+        return int(args.func(args))
+    except MemrepoError as exc:
+        report_error(exc, fmt)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+
+
+def entry() -> None:
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Typed values for entries and skills; parse and serialise their files."""

@@ -1,0 +1,117 @@
+"""Memory entries: one file per entry, YAML frontmatter with the ten Agent OS fields + body."""
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..errors import ParseError, UsageError
+from .safeyaml import dump_yaml, load_yaml
+from .text import decode_utf8, split_frontmatter
+
+FIELDS = ("id", "kind", "type", "source_type", "verification", "ttl", "tags", "updated", "ver", "origin")
+ORIGINS = ("verified_manual", "agent_inferred", "external_tool")
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+_B32 = "0123456789abcdefghjkmnpqrstvwxyz"
+MEMORIES_DIR = "memories"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One memory entry. ``text`` is the content (the file body)."""
+
+    id: str
+    text: str
+    scope: str = "memory"
+    kind: str = "fact"
+    type: str = "note"
+    source_type: str = "agent"
+    verification: str = "pending"
+    ttl: str = "permanent"
+    tags: tuple[str, ...] = ()
+    updated: str = ""
+    ver: int = 1
+    origin: str = "agent_inferred"
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "kind": self.kind, "type": self.type, "source_type": self.source_type,
+            "verification": self.verification, "ttl": self.ttl, "tags": list(self.tags),
+            "updated": self.updated, "ver": self.ver, "origin": self.origin,
+        }
+
+    def with_(self, **changes: Any) -> "Entry":
+        return replace(self, **changes)
+
+
+def check_id(entry_id: str, where: str = "id") -> str:
+    """Refuse ids that are unsafe as file names (path separators, '..', odd characters)."""
+    if not isinstance(entry_id, str) or not ID_RE.match(entry_id):
+        raise UsageError(f"invalid entry id {entry_id!r}", where=where,
+                         hint="ids are 1-64 letters, digits, '-' or '_', starting with a letter or digit; no '/', '\\' or '..'")
+    return entry_id
+
+
+def new_id(scope: str, now: float | None = None) -> str:
+    """A fresh, time-ordered, file-name-safe id, e.g. ``m261129-4k2x9q``."""
+    t = time.gmtime(now if now is not None else time.time())
+    rand = "".join(secrets.choice(_B32) for _ in range(6))
+    return f"{scope[:1].lower() or 'e'}{time.strftime('%y%m%d', t)}-{rand}"
+
+
+def now_iso(now: float | None = None) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now if now is not None else time.time()))
+
+
+def entry_path(scope: str, entry_id: str) -> str:
+    return f"{MEMORIES_DIR}/{scope}/{entry_id}.md"
+
+
+def path_scope_id(path: str) -> tuple[str, str] | None:
+    """``memories/<scope>/<id>.md`` -> (scope, id); anything else -> None."""
+    parts = path.split("/")
+    if len(parts) == 3 and parts[0] == MEMORIES_DIR and parts[2].endswith(".md") and parts[2] != ".md":
+        return parts[1], parts[2][:-3]
+    return None
+
+
+def parse_fields(data: bytes, where: str) -> tuple[dict[str, Any], str, int]:
+    """Decode and split an entry file; the frontmatter must be a mapping."""
+    text = decode_utf8(data, where)
+    front, body, body_line = split_frontmatter(text, where)
+    meta = load_yaml(front, where)
+    if not isinstance(meta, dict):
+        raise ParseError(f"frontmatter is a {type(meta).__name__}, not a mapping", where=f"{where}:2",
+                         hint="write the fields as 'key: value' lines")
+    return meta, body, body_line
+
+
+def parse_entry(data: bytes, path: str) -> Entry:
+    """Parse ``memories/<scope>/<id>.md``. Field types are checked by the schema, not here."""
+    loc = path_scope_id(path)
+    meta, body, _ = parse_fields(data, path)
+    scope = loc[0] if loc else str(meta.get("scope", "memory"))
+    text = body[:-1] if body.endswith("\n") else body
+    tags = meta.get("tags") or ()
+    extra = {k: v for k, v in meta.items() if k not in FIELDS}
+    try:
+        return Entry(
+            id=str(meta.get("id", loc[1] if loc else "")), text=text, scope=scope,
+            kind=str(meta.get("kind", "")), type=str(meta.get("type", "")),
+            source_type=str(meta.get("source_type", "")), verification=str(meta.get("verification", "")),
+            ttl=str(meta.get("ttl", "")), tags=tuple(str(t) for t in tags) if isinstance(tags, (list, tuple)) else (str(tags),),
+            updated=str(meta.get("updated", "")), ver=int(meta.get("ver", 1)) if not isinstance(meta.get("ver", 1), bool) else 1,
+            origin=str(meta.get("origin", "")), extra=extra,
+        )
+    except (TypeError, ValueError) as exc:
+        raise ParseError(f"frontmatter field has the wrong type: {exc}", where=path, hint="see policies/schemas/memory.schema.json") from None
+
+
+def serialise_entry(entry: Entry) -> bytes:
+    """The file bytes for an entry: deterministic for equal entries."""
+    meta = entry.fields()
+    meta.update(entry.extra)
+    return f"---\n{dump_yaml(meta)}---\n{entry.text}\n".encode("utf-8")
