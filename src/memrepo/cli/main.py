@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "check": "check",
     "scan": "scan",
     "audit": "audit",
+    "doctor": "doctor",
 }
 
 
@@ -57,7 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .output import report_error
 
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # usage errors (2) and --help/--version (0)
+        return int(exc.code or 0)
     if args.repo is None:
         args.repo = os.getcwd()
     fmt = getattr(args, "format", "text")
@@ -71,6 +75,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 1
+    except Exception as exc:  # noqa: BLE001 - a bug: say so, keep the traceback in a log, not on screen
+        return _report_bug(exc)
+
+
+def _report_bug(exc: Exception) -> int:
+    import tempfile
+    import traceback
+
+    log = os.path.join(tempfile.gettempdir(), "memrepo-crash.log")
+    with open(log, "a", encoding="utf-8") as fh:
+        fh.write("".join(traceback.format_exception(exc)))
+    print(f"memrepo: internal error ({type(exc).__name__}: {exc}); this is a bug. Details: {log}", file=sys.stderr)
+    return 3
 
 
 def entry() -> None:
