@@ -25,23 +25,36 @@ COMMANDS: dict[str, str] = {
     "scan": "scan",
     "audit": "audit",
     "doctor": "doctor",
+    "gitops": "gitops",
+    "sync": "sync",
+    "propose": "sync",
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The full parser, or (for start-up speed) just the module that defines command ``only``."""
     parser = argparse.ArgumentParser(prog="memrepo", description="A git-native memory repository for AI agents.")
     parser.add_argument("-C", dest="repo", metavar="PATH", default=None,
                         help="run as if memrepo was started in PATH (like git -C)")
-    parser.add_argument("--version", action="version", version=f"memrepo {_version()}")
+    parser.add_argument("--version", action=_VersionAction, nargs=0, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     seen: set[str] = set()
-    for module in COMMANDS.values():
+    modules = [COMMANDS[only]] if only in COMMANDS else list(COMMANDS.values())
+    for module in modules:
         if module in seen:
             continue
         seen.add(module)
         importlib.import_module(f"memrepo.cli.{module}").add_parser(sub)
     return parser
+
+
+class _VersionAction(argparse.Action):
+    """--version without reading package metadata on every start (that costs ~100 ms)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        print(f"memrepo {_version()}")
+        parser.exit()
 
 
 def _version() -> str:
@@ -53,11 +66,27 @@ def _version() -> str:
         return "0+unknown"
 
 
+def _command_of(argv: list[str]) -> str | None:
+    """The subcommand named in argv (after global options), if any."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "-C":
+            i += 2
+            continue
+        if arg.startswith("-C") and len(arg) > 2:
+            i += 1
+            continue
+        return None if arg.startswith("-") else arg
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from ..errors import MemrepoError
     from .output import report_error
 
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_of(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # usage errors (2) and --help/--version (0)
