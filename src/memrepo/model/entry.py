@@ -119,7 +119,7 @@ def parse_fields(data: bytes, where: str) -> tuple[dict[str, Any], str, int]:
     """Decode and split an entry file; the frontmatter must be a mapping."""
     text = decode_utf8(data, where)
     front, body, body_line = split_frontmatter(text, where)
-    meta = load_yaml(front, where)
+    meta = load_yaml(front, where, first_line=2)
     if not isinstance(meta, dict):
         raise ParseError(f"frontmatter is a {type(meta).__name__}, not a mapping", where=f"{where}:2",
                          hint="write the fields as 'key: value' lines")

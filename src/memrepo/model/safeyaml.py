@@ -37,15 +37,16 @@ _NoAliasLoader.yaml_implicit_resolvers = {k: list(v) for k, v in yaml.SafeLoader
 _plain_timestamps()
 
 
-def load_yaml(text: str, where: str, *, max_bytes: int = MAX_YAML_BYTES) -> Any:
-    """Parse untrusted YAML; any failure is a ParseError naming ``where`` and the line."""
+def load_yaml(text: str, where: str, *, max_bytes: int = MAX_YAML_BYTES, first_line: int = 1) -> Any:
+    """Parse untrusted YAML; any failure is a ParseError naming ``where`` and the file line
+    (``first_line`` is the file line the text starts on, e.g. 2 for frontmatter)."""
     if len(text.encode("utf-8", "surrogatepass")) > max_bytes:
         raise ParseError(f"YAML is larger than {max_bytes:,} bytes", where=where, hint="split or shorten the file")
     try:
         return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - safe loader subclass
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        line = f":{mark.line + 1}" if mark is not None else ""
+        line = f":{mark.line + first_line}" if mark is not None else ""
         raise ParseError(f"YAML does not parse: {exc.problem or exc.context}", where=f"{where}{line}",
                          hint="fix the YAML syntax (no anchors/aliases, no deep nesting)") from None
     except (yaml.YAMLError, RecursionError, ValueError, TypeError) as exc:
