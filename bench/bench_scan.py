@@ -1,0 +1,127 @@
+"""Scan speed per 1 KB entry and dev-corpus rates: memrepo's scanner beside a Hermes-style regex list.
+
+Run: python bench/bench_scan.py [--corpus PATH] [--entries N]
+Prints figures; asserts nothing.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEV = ROOT.parent / "shared" / "corpus" / "injection-dev.jsonl"
+OWN = ROOT / "tests" / "data" / "detect" / "corpus.jsonl"
+
+# The substance of Hermes Agent's memory threat patterns (a plain case-insensitive regex list
+# plus invisible characters), rewritten here as the baseline.
+HERMES_PATTERNS = [
+    r"ignore\s+(previous|all|above|prior)\s+instructions",
+    r"you\s+are\s+now\s+",
+    r"do\s+not\s+tell\s+the\s+user",
+    r"system\s+prompt\s+override",
+    r"disregard\s+(your|all|any)\s+(instructions|rules|guidelines)",
+    r"act\s+as\s+(if|though)\s+you\s+(have\s+no|don't\s+have)\s+(restrictions|limits|rules)",
+    r"curl\s+[^\n]*\$\{?\w*(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|API)",
+    r"wget\s+[^\n]*\$\{?\w*(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|API)",
+    r"cat\s+[^\n]*(\.env|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc)",
+    r"authorized_keys",
+    r"\$HOME/\.ssh|~/\.ssh",
+]
+HERMES_INVISIBLE = set("\u200b\u200c\u200d\u2060\ufeff\u202a\u202b\u202c\u202d\u202e")
+_HERMES = [re.compile(p, re.IGNORECASE) for p in HERMES_PATTERNS]
+
+
+def hermes_blocks(text: str) -> bool:
+    return any(c in text for c in HERMES_INVISIBLE) or any(rx.search(text) for rx in _HERMES)
+
+
+def load(path: Path) -> list[dict[str, str]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def entries_1kb(records: list[dict[str, str]], n: int) -> list[str]:
+    """n texts of ~1 KB built from the corpus's benign records (the common case on every write)."""
+    benign = [r["text"] for r in records if r["label"] == "benign"] or [r["text"] for r in records]
+    out = []
+    for i in range(n):
+        parts, j, size = [], i, 0
+        while size < 1024:
+            t = benign[j % len(benign)]
+            parts.append(t)
+            size += len(t.encode()) + 1
+            j += 7
+        out.append(" ".join(parts).encode()[:1024].decode("utf-8", "ignore"))
+    return out
+
+
+def median_ms(fn: Callable[[str], object], texts: list[str], rounds: int = 3,
+              clock: Callable[[], float] = time.thread_time) -> float:
+    """Median per-call time in ms; the default clock is this thread's CPU time, which other
+    processes on a busy machine do not inflate (pass time.perf_counter for wall time)."""
+    for t in texts[:5]:
+        fn(t)
+    times = []
+    for _ in range(rounds):
+        for t in texts:
+            start = clock()
+            fn(t)
+            times.append(clock() - start)
+    return statistics.median(times) * 1000
+
+
+def rates(records: list[dict[str, str]], blocks: Callable[[str], bool]) -> tuple[float, float]:
+    attacks = [r for r in records if r["label"] == "attack"]
+    benign = [r for r in records if r["label"] == "benign"]
+    det = sum(blocks(r["text"]) for r in attacks) / max(1, len(attacks))
+    fa = sum(blocks(r["text"]) for r in benign) / max(1, len(benign))
+    return det, fa
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--corpus", type=Path, default=DEV if DEV.exists() else OWN)
+    parser.add_argument("--entries", type=int, default=200)
+    args = parser.parse_args()
+
+    from memrepo.detect import default_scanner
+
+    t0 = time.perf_counter()
+    scanner = default_scanner()
+    build_ms = (time.perf_counter() - t0) * 1000
+
+    def memrepo_blocks(text: str) -> bool:
+        return any(f.severity == "error" for f in scanner.scan_text(text))
+
+    records = load(args.corpus)
+    texts = entries_1kb(records, args.entries)
+    ours = median_ms(scanner.scan_text, texts)
+    hermes = median_ms(hermes_blocks, texts)
+    ours_wall = median_ms(scanner.scan_text, texts, clock=time.perf_counter)
+    hermes_wall = median_ms(hermes_blocks, texts, clock=time.perf_counter)
+    attack_texts = [r["text"] for r in records if r["label"] == "attack"]
+    ours_attacks = median_ms(scanner.scan_text, attack_texts) if attack_texts else 0.0
+
+    print(f"corpus: {args.corpus} ({len(records)} records); scanner built in {build_ms:.0f} ms (once per process)")
+    print(f"median scan time per 1 KB entry ({len(texts)} entries):   CPU time    wall time")
+    print(f"  memrepo scanner     {ours:8.3f} ms  {ours_wall:8.3f} ms")
+    print(f"  hermes-style regex  {hermes:8.3f} ms  {hermes_wall:8.3f} ms")
+    print(f"  ratio               {ours / hermes if hermes else float('inf'):8.1f} x")
+    print(f"median scan time per corpus attack text (short): memrepo {ours_attacks:.3f} ms")
+    for name, path in (("dev corpus", args.corpus), ("own corpus", OWN)):
+        if not path.exists():
+            continue
+        recs = load(path)
+        d1, f1 = rates(recs, memrepo_blocks)
+        d2, f2 = rates(recs, hermes_blocks)
+        print(f"{name} ({path.name}):   detection   false alarms")
+        print(f"  memrepo scanner     {d1:8.1%}   {f1:8.1%}")
+        print(f"  hermes-style regex  {d2:8.1%}   {f2:8.1%}")
+
+
+if __name__ == "__main__":
+    main()

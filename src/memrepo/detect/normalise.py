@@ -1,0 +1,306 @@
+"""Normalisation pipeline: reveal text that obfuscation hides from plain patterns.
+
+Two kinds of steps:
+
+* a *canonical chain* applied cumulatively (``nfkc`` -> ``invisible`` -> ``confusables`` ->
+  ``leetspeak`` -> ``spacing``); each output that differs from the previous one is scanned and
+  labelled with the step that produced it;
+* *decoders* that extract hidden payloads (``base64``, ``hex``, ``rot13``, ``reversed``,
+  ``html-hidden`` and tag-character smuggling under ``invisible``); each payload is run through
+  the canonical chain again and labelled with the decoder (``base64+leetspeak`` when both helped).
+
+Decoded payloads are capped (``MAX_PAYLOAD_CHARS``) and only language-like output is kept, so
+random blobs (hashes, keys) are not rescanned.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import re
+import unicodedata
+from dataclasses import dataclass
+
+MAX_PAYLOAD_CHARS = 4096
+MAX_PAYLOADS = 16
+
+# Zero-width, word joiner and invisible operators, BOM, bidi embeddings/overrides/isolates, soft hyphen.
+_INVISIBLE_RE = re.compile("[\u00ad\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
+_TAG_RUN_RE = re.compile("[\U000e0020-\U000e007e]{3,}")
+_BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+# Lookalikes of Latin letters (Cyrillic, Greek, a few others) folded to ASCII.
+_CONFUSABLES = str.maketrans({
+    "а": "a", "в": "b", "е": "e", "ё": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t",
+    "у": "y", "х": "x", "ѕ": "s", "і": "i", "ї": "i", "ј": "j", "ԁ": "d", "ɡ": "g", "һ": "h", "ӏ": "l", "ԛ": "q", "ԝ": "w",
+    "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C", "Т": "T", "Х": "X",
+    "У": "Y", "Ѕ": "S", "І": "I", "Ј": "J", "Ԁ": "D",
+    "α": "a", "ο": "o", "ν": "v", "ρ": "p", "τ": "t", "ι": "i", "κ": "k", "υ": "u", "ε": "e", "χ": "x", "ω": "w",
+    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O", "Ρ": "P",
+    "Τ": "T", "Υ": "Y", "Χ": "X",
+    "ı": "i", "ȷ": "j", "ℓ": "l", "ß": "ss",
+})
+_NON_ASCII_LETTER_RE = re.compile(r"[^\x00-\x7f]")
+
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "@": "a", "$": "s",
+                       "!": "i", "|": "l", "€": "e"})
+# A word where leet digits/symbols stand between letters ("1nstruct10ns", "f0rg3t", "y0ur") or a
+# leading digit stands for a letter ("0bey"); version-like tokens ("v3", "ed25519", "utf8") stay.
+_LEET_TOKEN_RE = re.compile(
+    r"(?<![\w@$!|€])(?:[A-Za-z]+[013457@$!|€]{1,2}(?=[A-Za-z013457@$!|€]*[A-Za-z](?![\w@$!|€]))[A-Za-z013457@$!|€]*"
+    r"|[013457][A-Za-z]{3,}[A-Za-z013457@$!|€]*)(?![\w@$!|€])")
+
+_LEET_ANY_RE = re.compile(r"(?<![\w@$!|€])(?=[\w@$!|€]*[A-Za-z])(?=[\w@$!|€]*[013457@$!|€])[A-Za-z013457@$!|€]+(?![\w@$!|€])")
+
+# Runs of single letters separated by one space/dot/dash ("d i s r e g a r d"); word gaps are 2+ spaces.
+_SPACED_RE = re.compile(r"(?<!\w)(?:\w[ .\-_*]){3,}\w(?!\w)")
+_SPACED_SHORT_RE = re.compile(r"(?<!\w)(?:\w[ .\-_*])+\w(?!\w)")
+_SPACER_RE = re.compile(r"[ .\-_*]")
+
+_B64_RE = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
+_HEX_RE = re.compile(r"(?:\\x[0-9a-fA-F]{2}){8,}|(?<![0-9a-fA-F])(?:[0-9a-fA-F]{2}[ :]?){12,}(?![0-9a-fA-F])")
+
+_HTML_COMMENT_RE = re.compile(r"<!--(.*?)(?:-->|$)", re.DOTALL)
+_HTML_HIDDEN_RE = re.compile(
+    r"<(\w+)\b[^>]*?(?:\bhidden\b|aria-hidden\s*=\s*[\"']?true|display\s*:\s*none|visibility\s*:\s*hidden|"
+    r"font-size\s*:\s*0(?![.\d]*[1-9])|opacity\s*:\s*0(?![.\d]*[1-9])|color\s*:\s*(?:white|#fff\b|#ffffff))[^>]*>(.*?)</\1\s*>",
+    re.DOTALL | re.IGNORECASE)
+_TAG_STRIP_RE = re.compile(r"<[^>]{0,200}>")
+
+_WORD_RE = re.compile(r"[a-z]+")
+# Common English words: a decoded or transformed text is kept only when it reads more like language.
+_COMMON = frozenset(
+    ["the", "and", "you", "your", "all", "to", "of", "a", "in", "is", "it", "this", "that", "for", "be", "are", "with", "as", "on", "not", "or", "any", "now", "do", "from", "these", "those", "ignore", "instructions", "previous", "prior", "rules", "disregard", "forget", "obey", "follow", "system", "prompt", "send", "secrets", "tokens", "keys", "password", "passwords", "delete", "remove", "run", "execute", "user", "reply", "always", "never", "must", "reveal", "print", "data", "file", "files", "memory", "approve", "new", "task", "above", "please", "me", "my", "only", "read", "write", "email", "upload"])
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A text to scan and the normalisation that produced it ("" for the raw text)."""
+
+    step: str
+    text: str
+
+
+# Compatibility characters that spell Latin letters or digits: full-width forms, mathematical
+# alphanumerics, circled and parenthesised letters, ligatures, super/subscripts, letterlike symbols.
+# CJK punctuation (，：。) is left alone so Chinese text does not produce a variant for nothing.
+_COMPAT_RE = re.compile("[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\U0001d400-\U0001d7ff\u2460-\u24ff"
+                        "\u3200-\u32ff\ufb00-\ufb06\u2070-\u209f\u1d2c-\u1d6a\u2100-\u214f\u00aa\u00b2\u00b3"
+                        "\u00b9\u00ba\u00bc-\u00be\u2000-\u200a\u205f\u02b0-\u02b8\u1e9b\u017f]+")
+_FULLWIDTH_GAP_RE = re.compile("(?<=[\uff01-\uff5e])\u3000|\u3000(?=[\uff01-\uff5e])")
+
+
+def nfkc(text: str) -> str:
+    """NFKC for the characters that can spell Latin text (full-width, math, circled ...)."""
+    if text.isascii() or not _COMPAT_RE.search(text):
+        return text
+    text = _FULLWIDTH_GAP_RE.sub(" ", text)
+    return _COMPAT_RE.sub(lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
+
+
+def strip_invisible(text: str) -> str:
+    return _INVISIBLE_RE.sub("", text) if not text.isascii() else text
+
+
+def fold_confusables(text: str) -> str:
+    if text.isascii():
+        return text
+    # Only fold words that mix scripts or are lookalike-only: a Russian sentence stays Russian.
+    return re.sub(r"\S+", _fold_word, text)
+
+
+def _fold_word(m: re.Match[str]) -> str:
+    word = m.group(0)
+    if not _NON_ASCII_LETTER_RE.search(word):
+        return word
+    folded = word.translate(_CONFUSABLES)
+    has_latin = any("a" <= c.lower() <= "z" for c in word)
+    return folded if has_latin or folded.isascii() else word
+
+
+def unleet(text: str) -> str:
+    """Map leet digits and symbols back to letters. With three or more mixed words the whole text is
+    treated as leetspeak ("th3", "4nd"); otherwise only unambiguous words are mapped."""
+    if len(_LEET_ANY_RE.findall(text)) >= 3:
+        return _LEET_ANY_RE.sub(lambda m: m.group(0).translate(_LEET), text)
+    return _LEET_TOKEN_RE.sub(lambda m: m.group(0).translate(_LEET), text)
+
+
+def collapse_spacing(text: str) -> str:
+    """Join letters spaced out one by one ("d i s r e g a r d"); once such a run exists, shorter
+    runs ("a l l") are joined too."""
+    if not _SPACED_RE.search(text):
+        return text
+    return _SPACED_SHORT_RE.sub(lambda m: _SPACER_RE.sub("", m.group(0)), text)
+
+
+def rot13(text: str) -> str:
+    return codecs.encode(text, "rot13")
+
+
+def language_score(text: str) -> int:
+    """How many common English (and attack-vocabulary) words the text holds."""
+    return sum(1 for w in _WORD_RE.findall(text.lower()) if w in _COMMON)
+
+
+def invisible_chars(text: str) -> list[tuple[int, str]]:
+    """Suspicious invisible characters (position, char); a BOM at the start and ZWJ/ZWNJ inside
+    non-Latin scripts or emoji sequences are legitimate and skipped."""
+    if text.isascii():
+        return []
+    out = []
+    for m in _INVISIBLE_RE.finditer(text):
+        ch, i = m.group(0), m.start()
+        if ch == "\ufeff" and i == 0:
+            continue
+        if ch in "\u200c\u200d\u00ad":
+            prev = text[i - 1] if i else " "
+            nxt = text[i + 1] if i + 1 < len(text) else " "
+            if not (prev.isascii() and prev.isalpha()) or not (nxt.isascii() and nxt.isalpha()):
+                continue
+        out.append((i, ch))
+    return out
+
+
+def is_bidi(ch: str) -> bool:
+    return ch in _BIDI
+
+
+def decode_tags(text: str) -> list[str]:
+    """ASCII smuggled in Unicode tag characters (U+E0020..E007E)."""
+    return ["".join(chr(ord(c) - 0xE0000) for c in m.group(0)) for m in _TAG_RUN_RE.finditer(text)]
+
+
+def decode_base64(text: str) -> list[str]:
+    out: list[str] = []
+    for m in _B64_RE.finditer(text):
+        blob = m.group(0)
+        if len(out) >= MAX_PAYLOADS:
+            break
+        if blob.isalpha() or blob.isdigit() or "/" in blob.strip("/") and blob.count("/") > len(blob) // 8:
+            continue  # words, numbers, paths
+        raw = blob[: MAX_PAYLOAD_CHARS * 2].rstrip("=")
+        raw = raw[: len(raw) - len(raw) % 4]
+        try:
+            data = base64.b64decode(raw + "", altchars=b"-_" if ("-" in raw or "_" in raw) else None, validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        decoded = _bytes_to_text(data)
+        if decoded:
+            out.append(decoded)
+    return out
+
+
+def decode_hex(text: str) -> list[str]:
+    out: list[str] = []
+    for m in _HEX_RE.finditer(text):
+        digits = re.sub(r"\\x|[ :]", "", m.group(0))[: MAX_PAYLOAD_CHARS * 2]
+        try:
+            data = bytes.fromhex(digits[: len(digits) - len(digits) % 2])
+        except ValueError:
+            continue
+        decoded = _bytes_to_text(data)
+        if decoded:
+            out.append(decoded)
+        if len(out) >= MAX_PAYLOADS:
+            break
+    return out
+
+
+def _bytes_to_text(data: bytes) -> str:
+    if len(data) >= 8 and data[1::2].count(0) > len(data) // 4:  # UTF-16LE (PowerShell -EncodedCommand)
+        try:
+            s = data.decode("utf-16-le")
+        except UnicodeDecodeError:
+            return ""
+    else:
+        try:
+            s = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return ""
+    printable = sum(1 for c in s if c.isprintable() or c in "\n\r\t")
+    if not s or printable < len(s) * 0.9 or sum(c.isalpha() for c in s) < len(s) * 0.4:
+        return ""
+    return s[:MAX_PAYLOAD_CHARS]
+
+
+def hidden_html(text: str) -> list[str]:
+    """Text a browser would not show: comments and hidden elements."""
+    if "<" not in text:
+        return []
+    parts = [m.group(1) for m in _HTML_COMMENT_RE.finditer(text)]
+    parts += [m.group(2) for m in _HTML_HIDDEN_RE.finditer(text)]
+    return [_TAG_STRIP_RE.sub(" ", p).strip()[:MAX_PAYLOAD_CHARS] for p in parts[:MAX_PAYLOADS] if p.strip()]
+
+
+def hidden_html_spans(text: str) -> list[tuple[int, int]]:
+    """Where hidden HTML (comments, hidden elements) sits in ``text``: a match there is labelled
+    ``html-hidden`` even though the raw text already shows it to the scanner."""
+    if "<" not in text:
+        return []
+    spans = [m.span() for m in _HTML_COMMENT_RE.finditer(text)]
+    spans += [m.span() for m in _HTML_HIDDEN_RE.finditer(text)]
+    return spans
+
+
+def canonical_chain(text: str) -> list[Variant]:
+    """The cumulative chain; only outputs that differ from the previous step are returned."""
+    out: list[Variant] = []
+    current = text
+    for step, fn in (("nfkc", nfkc), ("invisible", strip_invisible), ("confusables", fold_confusables),
+                     ("leetspeak", unleet), ("spacing", collapse_spacing)):
+        nxt = fn(current)
+        if nxt != current:
+            out.append(Variant(step, nxt))
+            current = nxt
+    return out
+
+
+def scan_variants(text: str) -> list[Variant]:
+    """What to scan fully: the raw text, the cleaned text (NFKC, invisible characters removed,
+    confusables folded) and the fully normalised text (plus leetspeak and spacing), each only if it
+    differs from the ones before. The chain's other steps are tried only to name the step that
+    revealed a finding (see ``canonical_chain``)."""
+    out = [Variant("", text)]
+    cleaned = fold_confusables(strip_invisible(nfkc(text)))
+    if cleaned != text:
+        out.append(Variant("clean", cleaned))
+    final = collapse_spacing(unleet(cleaned))
+    if final != cleaned:
+        out.append(Variant("final", final))
+    return out
+
+
+def clean(text: str) -> str:
+    """NFKC and invisible characters removed: the base decoders work on."""
+    return strip_invisible(nfkc(text))
+
+
+def decoded_payloads(text: str) -> list[Variant]:
+    """Hidden payloads (tag characters, HTML, base64, hex, rot13, reversed) of ``text``."""
+    out: list[Variant] = [Variant("invisible", s) for s in decode_tags(text)] if not text.isascii() else []
+    base = clean(text)
+    out += [Variant("html-hidden", s) for s in hidden_html(base)]
+    out += [Variant("base64", s) for s in decode_base64(base)]
+    out += [Variant("hex", s) for s in decode_hex(base)]
+    if _LETTER_RE.search(base):
+        segments = _SEGMENT_RE.split(base[: MAX_PAYLOAD_CHARS * 4])
+        for step, fn in (("rot13", rot13), ("reversed", _reverse)):
+            found = [fn(seg) for seg in segments if _reads_better(fn(seg), seg)]
+            if found:
+                out.append(Variant(step, "\n".join(found)))
+    return out
+
+
+_LETTER_RE = re.compile(r"[A-Za-z]{4}")
+_SEGMENT_RE = re.compile(r"[\n:;.!?\"'`()]+")
+
+
+def _reads_better(candidate: str, original: str) -> bool:
+    """Keep a transform of a segment only when it reads clearly more like English than before."""
+    gained = language_score(candidate)
+    return gained >= 2 and gained >= language_score(original) + 2
+
+
+def _reverse(text: str) -> str:
+    return text[::-1]
