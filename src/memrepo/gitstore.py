@@ -18,7 +18,7 @@ from typing import Callable, Iterator, Mapping
 
 import pygit2
 
-from .errors import Conflict, NotARepository, NotFound
+from .errors import Conflict, NotARepository, NotFound, ParseError
 
 BLOB = pygit2.GIT_FILEMODE_BLOB
 EXEC = pygit2.GIT_FILEMODE_BLOB_EXECUTABLE
@@ -28,6 +28,23 @@ COMMIT = pygit2.GIT_FILEMODE_COMMIT
 
 LOCK_WAIT_SECONDS = 30.0
 CAS_RETRIES = 50
+CONFIG_FSYNC = "memrepo.fsync"
+
+# libgit2's fsync switch is process-wide: once any repository opened here asks for durable
+# writes, every later write of this process is fsynced too (more durable, never less).
+_fsync_enabled = False
+
+
+def enable_fsync() -> None:
+    """fsync objects, refs and their folders on every libgit2 write of this process (sticky)."""
+    global _fsync_enabled
+    if not _fsync_enabled:
+        pygit2.settings.enable_fsync_gitdir(True)
+        _fsync_enabled = True
+
+
+def fsync_enabled() -> bool:
+    return _fsync_enabled
 
 
 @dataclass(frozen=True)
@@ -111,15 +128,14 @@ class Snapshot:
             for item in t:
                 path = root + item.name
                 if item.filemode == TREE:
-                    stack.append((path + "/", self.store.repo[item.id]))
+                    stack.append((path + "/", self.store.object_at(item.id, path)))  # type: ignore[arg-type]
                 else:
                     yield path, item.id, item.filemode
 
     def files(self, prefix: str = "") -> dict[str, FileBlob]:
-        repo = self.store.repo
         out: dict[str, FileBlob] = {}
         for path, oid, mode in self.walk(prefix):
-            out[path] = FileBlob(mode, b"" if mode == COMMIT else repo[oid].data)
+            out[path] = FileBlob(mode, b"" if mode == COMMIT else self.store.object_at(oid, path).data)  # type: ignore[attr-defined]
         return out
 
     @property
@@ -169,6 +185,28 @@ class Store:
 
     def __init__(self, repo: pygit2.Repository) -> None:
         self.repo = repo
+        self.fsync_by_policy = False  # set by the policy layer (durability.fsync on verified)
+        self._held: set[str] = set()  # ref names whose memrepo branch lock this Store holds
+        if self.fsync_by_config():
+            enable_fsync()
+
+    # -- durability --------------------------------------------------------------------------
+    def fsync_by_config(self) -> bool | None:
+        """git config ``memrepo.fsync`` (per machine); None when unset or not a boolean."""
+        try:
+            return bool(self.repo.config.get_bool(CONFIG_FSYNC))
+        except (KeyError, ValueError, pygit2.GitError):
+            return None
+
+    @property
+    def durable(self) -> bool:
+        """fsync on write? git config memrepo.fsync wins; else the policy's durability.fsync; default off."""
+        by_config = self.fsync_by_config()
+        return by_config if by_config is not None else self.fsync_by_policy
+
+    def _apply_durability(self) -> None:
+        if self.durable:
+            enable_fsync()
 
     # -- opening ---------------------------------------------------------------------------
     @classmethod
@@ -245,8 +283,18 @@ class Store:
                                    hint="name a branch (verified, provisional), a ref or a commit id") from None
             else:
                 commit = self.repo[oid]
-        commit = commit.peel(pygit2.Commit)
-        return Snapshot(self, commit.id, commit.tree)
+        try:
+            commit = commit.peel(pygit2.Commit)
+            return Snapshot(self, commit.id, commit.tree)
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            raise _unreadable(str(rev), exc) from None
+
+    def object_at(self, oid: pygit2.Oid, path: str) -> pygit2.Object:
+        """The object at ``path`` of a tree being read; a clear error if it is missing or malformed."""
+        try:
+            return self.repo[oid]
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            raise _unreadable(path, exc) from None
 
     def branch_snapshot(self, branch: str) -> Snapshot:
         tip = self.tip(branch)
@@ -308,9 +356,11 @@ class Store:
     @contextlib.contextmanager
     def branch_lock(self, branch: str, wait: float = LOCK_WAIT_SECONDS) -> Iterator[None]:
         """An advisory lock per branch between memrepo processes (released by the OS if we die)."""
-        path = self.private_dir("locks") / (self.refname(branch).replace("/", "%") + ".flock")
+        name = self.refname(branch)
+        path = self.lock_dir() / (name.replace("/", "%") + ".flock")
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + wait
+        held = False
         try:
             while True:
                 try:
@@ -321,14 +371,59 @@ class Store:
                         raise Conflict(f"another memrepo process holds the lock for {branch!r}",
                                        where=str(path), hint="wait for it to finish, then retry") from None
                     time.sleep(0.002)
+            held = name not in self._held
+            self._held.add(name)
             yield
         finally:
+            if held:
+                self._held.discard(name)
             os.close(fd)
+
+    def lock_dir(self) -> Path:
+        return self.private_dir("locks")
+
+    def _intent_path(self, name: str) -> Path:
+        return self.lock_dir() / (name.replace("/", "%") + ".intent")
+
+    def _write_intent(self, name: str, new: pygit2.Oid) -> Path:
+        """Record, before taking git's ref lock, who is about to update ``name`` and to what.
+
+        If this process is killed while holding ``<ref>.lock``, the record proves the lock stale
+        (see :func:`inspect_ref_lock`), so the next writer or ``memrepo doctor`` can clear it.
+        """
+        path = self._intent_path(name)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.write(fd, f"{os.getpid()} {new}\n".encode())
+        finally:
+            os.close(fd)
+        return path
+
+    def _clear_lock_left_by_dead_writer(self, name: str) -> bool:
+        """Under our branch lock, remove ``<ref>.lock`` if a killed memrepo writer provably left it."""
+        info = inspect_ref_lock(self, name, own_flock=True)
+        if info is None or not info.proven_by_intent:
+            return False
+        with contextlib.suppress(FileNotFoundError):
+            info.lock.unlink()
+        return True
 
     def cas_ref(self, branch: str, new: pygit2.Oid, expected: pygit2.Oid | None, message: str) -> bool:
         """Set ``branch`` to ``new`` only if it still points at ``expected``; False if it moved."""
         name = self.refname(branch)
         lockfile = self.git_dir / (name + ".lock")
+        self._apply_durability()
+        if name in self._held and lockfile.exists():
+            self._clear_lock_left_by_dead_writer(name)
+        intent = self._write_intent(name, new)
+        try:
+            return self._cas_ref_locked(name, lockfile, new, expected, message)
+        finally:
+            with contextlib.suppress(OSError):
+                intent.unlink()
+
+    def _cas_ref_locked(self, name: str, lockfile: Path, new: pygit2.Oid, expected: pygit2.Oid | None,
+                        message: str) -> bool:
         for attempt in range(200):
             try:
                 with self.repo.transaction() as txn:
@@ -358,6 +453,7 @@ class Store:
         ``build`` sees a fresh snapshot each attempt (so checks such as caps are re-run on the
         real parent) and returns a Commit, or None for a no-op. Returns (new commit id, Commit).
         """
+        self._apply_durability()
         with self.branch_lock(branch):
             for _ in range(retries):
                 snap = self.branch_snapshot(branch)
@@ -458,3 +554,132 @@ class Store:
 
 class _Moved(Exception):
     pass
+
+
+def _unreadable(where: str, exc: BaseException) -> ParseError:
+    return ParseError(f"git object cannot be read: {exc}", where=where,
+                      hint="the tree was not written by git (empty, '/' or NUL in a name?) or an object is missing; "
+                           "rewrite the commit with git, or run `git fsck`")
+
+
+# -- locks left behind by killed processes ---------------------------------------------------
+STALE_AFTER_SECONDS = 10.0
+
+
+@dataclass
+class RefLock:
+    """What is known about a ``<ref>.lock`` file: who could hold it, and whether it is proven stale."""
+
+    lock: Path
+    age_seconds: float
+    holder_alive: bool  # a memrepo process holds this branch's lock (flock; released by the OS on death)
+    open_by: list[int]  # processes that have the lock file open (libgit2 keeps it open while it holds it)
+    intent_pid: int | None  # the memrepo writer that recorded it was about to take this lock
+    intent_pid_alive: bool
+    proven_by_intent: bool  # left by a memrepo writer that is dead: content and time match its record
+
+    @property
+    def stale(self) -> bool:
+        """Proven stale: nobody holds or has it open, and either a dead memrepo writer left it or it is old."""
+        if self.holder_alive or self.open_by:
+            return False
+        return self.proven_by_intent or self.age_seconds >= STALE_AFTER_SECONDS
+
+    @property
+    def reason(self) -> str:
+        if self.holder_alive:
+            return "a running memrepo process holds this branch; wait for it"
+        if self.open_by:
+            return f"process {', '.join(map(str, self.open_by))} has it open; wait for it"
+        if self.proven_by_intent:
+            return (f"left by memrepo process {self.intent_pid}, killed while updating the ref "
+                    "(no process has it open; its content matches the update that process started)")
+        if self.age_seconds >= STALE_AFTER_SECONDS:
+            return f"no process has it open and it is {self.age_seconds:.0f}s old (a git ref update takes milliseconds)"
+        return "recent and not provably memrepo's: a git process may still be writing; check again in a few seconds"
+
+
+def inspect_ref_lock(store: Store, name: str, *, own_flock: bool = False) -> RefLock | None:
+    """Inspect ``<git dir>/<name>.lock`` (None if absent). ``own_flock``: the caller holds the branch lock."""
+    lock = store.git_dir / (name + ".lock")
+    try:
+        st = lock.stat()
+    except FileNotFoundError:
+        return None
+    holder = False if own_flock else _flock_held(store.lock_dir() / (name.replace("/", "%") + ".flock"))
+    open_by = processes_with_open(lock)
+    pid, new, intent_mtime = _read_intent(store._intent_path(name))
+    pid_alive = pid is not None and pid != os.getpid() and pid_alive_(pid)
+    proven = False
+    if pid is not None and pid != os.getpid() and not pid_alive and not holder and not open_by:
+        try:
+            content = lock.read_bytes().strip()
+        except OSError:
+            content = b"?"
+        proven = content in (b"", (new or "").encode()) and st.st_mtime >= intent_mtime - 0.001
+    return RefLock(lock, round(max(0.0, time.time() - st.st_mtime), 1), holder, open_by, pid, pid_alive, proven)
+
+
+def _read_intent(path: Path) -> tuple[int | None, str | None, float]:
+    try:
+        raw = path.read_text("ascii")
+        mtime = path.stat().st_mtime
+        pid_s, new = raw.split()
+        return int(pid_s), new, mtime
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None, None, 0.0
+
+
+def _flock_held(path: Path) -> bool:
+    """Does some process hold this flock? (The OS drops it when its holder dies.)"""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    except OSError as exc:
+        return exc.errno in (errno.EAGAIN, errno.EACCES)
+    finally:
+        os.close(fd)
+
+
+def pid_alive_(pid: int) -> bool:
+    """Is ``pid`` a running process (a zombie counts as dead)?"""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state not in ("Z", "X")
+
+
+def processes_with_open(path: Path) -> list[int]:
+    """Pids that have ``path`` open, from /proc (Linux; elsewhere, and for processes we may not inspect, unknown)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return []
+    target = str(path.resolve())
+    out = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fds = os.listdir(entry / "fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(entry / "fd" / fd) == target:
+                    out.append(int(entry.name))
+                    break
+            except OSError:
+                continue
+    return out

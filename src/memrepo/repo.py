@@ -83,7 +83,10 @@ class MemRepo:
 
     def policy(self) -> Policy:
         """The judging policy: the one on verified, never one an agent wrote to provisional."""
-        return self.policy_at(self.store.branch_snapshot(self.verified_branch), self.verified_branch)
+        policy = self.policy_at(self.store.branch_snapshot(self.verified_branch), self.verified_branch)
+        # durability.fsync on verified asks for fsynced writes (git config memrepo.fsync overrides it)
+        self.store.fsync_by_policy = bool(policy.section("durability").get("fsync", False))
+        return policy
 
     # -- entries -----------------------------------------------------------------------------
     def stored_entry(self, path: str, oid: pygit2.Oid | str) -> StoredEntry:

@@ -1,4 +1,4 @@
-"""memrepo audit: blocked writes and other integrity events, from the audit ref."""
+"""memrepo audit: the governance logs (conflict, duplicate, integrity, cost) or raw audit events."""
 from __future__ import annotations
 
 import argparse
@@ -6,10 +6,13 @@ from typing import Any
 
 from .output import add_format, emit
 
+LOGS = ("conflict", "duplicate", "integrity", "cost")
+
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("audit", help="list the integrity log (blocked writes, rejections)")
-    p.add_argument("--kind", help="only this event kind (blocked_write, rejected, ...)")
+    p = sub.add_parser("audit", help="list a governance log (conflict, duplicate, integrity, cost) or audit events")
+    p.add_argument("--kind", help="a log: conflict | duplicate | integrity | cost; or one event kind "
+                                  "(blocked_write, rejected, ...); default: every audit event")
     add_format(p)
     p.set_defaults(func=run)
 
@@ -17,10 +20,11 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..repo import MemRepo
     from ..verbs.audit import read_audit
+    from ..verbs.report import describe, governance_log
 
-    records = read_audit(MemRepo.open(args.repo), args.kind)
-    emit(args.format, {"records": records, "count": len(records)}, lambda r: "\n".join(
-        f"{x['time']} {x['event']} origin={x.get('origin', '-')} agent={x.get('agent') or '-'} "
-        f"rules={','.join(x.get('rules', []))} {x.get('excerpt', '') or ', '.join(x.get('ids', []))}"
-        for x in r["records"]) or "no records")
+    repo = MemRepo.open(args.repo)
+    records = governance_log(repo, args.kind) if args.kind in LOGS else read_audit(repo, args.kind)
+    payload = {"log": args.kind if args.kind in LOGS else None, "records": records, "count": len(records)}
+    emit(args.format, payload, lambda r: "\n".join(f"{x.get('time', '')} {x.get('event', '')}: {describe(x)}"
+                                                  for x in r["records"]) or "no records")
     return 0

@@ -20,20 +20,18 @@ def run(args: argparse.Namespace) -> int:
     report = doctor(args.repo, fix=args.fix)
 
     def text(r: dict[str, Any]) -> str:
-        if not r["locks"]:
-            return "ok: no leftover locks"
         lines = []
         for lock in r["locks"]:
             if lock["removed"]:
-                state = "removed (stale)"
-            elif lock["holder_alive"]:
-                state = "held by a running memrepo process: wait for it"
+                state = f"removed (stale: {lock['reason']})"
             elif lock["stale"]:
-                state = "stale: left by a killed process; run `memrepo doctor --fix` to clear it"
+                state = f"stale: {lock['reason']}; run `memrepo doctor --fix` to clear it"
             else:
-                state = "recent: a git or memrepo process may still be writing; check again in a few seconds"
+                state = lock["reason"]
             lines.append(f"{lock['path']} (age {lock['age_seconds']}s): {state}")
-        return "\n".join(lines)
+        for ref in r.get("refs", []):
+            lines.append(f"{ref['ref']}: {ref['problem']}\n  hint: {ref['hint']}")
+        return "\n".join(lines) if lines else "ok: no leftover locks, every ref points at a commit"
 
     emit(args.format, report, text)
     return 0 if report["ok"] else 1

@@ -25,9 +25,18 @@ COMMANDS: dict[str, str] = {
     "scan": "scan",
     "audit": "audit",
     "doctor": "doctor",
+    "curate": "curate",
+    "cost": "cost",
+    "scope": "scope",
+    "report": "report_cmd",
     "gitops": "gitops",
     "sync": "sync",
     "propose": "sync",
+    "skill": "skill",
+    "recall": "recall",
+    "mcp": "mcp",
+    "import": "interop",
+    "export": "interop",
 }
 
 

@@ -21,7 +21,9 @@ def render_findings(fmt: str, payload: dict[str, Any], findings: Sequence[Findin
         out = "\n".join(text_line(f) for f in findings) or "no findings"
         if payload.get("blocked"):
             out += "\nblocked: fix the error findings above"
-    sys.stdout.write(out + ("\n" if out else ""))
+    from .output import safe_text
+
+    sys.stdout.write(safe_text(out) + ("\n" if out else ""))
 
 
 def text_line(f: Finding) -> str:

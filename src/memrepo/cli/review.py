@@ -29,13 +29,13 @@ def run(args: argparse.Namespace) -> int:
             flag = " BLOCKED" if e["blocked"] else ""
             lines.append(f"{e['change']:8} {e['kind']:5} {e['id']}  [{e['scope'] or '-'}] origin={e['origin'] or '-'} "
                          f"by {e['author'] or '?'}{flag}")
-            if e["text"] and e["kind"] == "entry":
+            if e["text"] and e["kind"] in ("entry", "skill"):
                 lines.append(f"         {e['text'][:200]}")
             if e["old_text"] and e["change"] == "changed":
                 lines.append(f"    was: {e['old_text'][:200]}")
             for f in e["findings"]:
                 lines.append(f"    {f['severity']} {f['rule']}: {f['message']}")
-            if args.diff and e["diff"]:
+            if e["diff"] and (args.diff or (e["kind"] == "skill" and e["change"] == "changed")):  # a patched skill: its diff
                 lines.append(e["diff"].rstrip("\n"))
         return "\n".join(lines)
 

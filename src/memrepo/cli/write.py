@@ -118,10 +118,13 @@ def run_batch(args: argparse.Namespace) -> int:
     except json.JSONDecodeError as exc:
         raise UsageError(f"batch is not JSON: {exc.msg}", where=f"{args.file}:{exc.lineno}",
                          hint='give a JSON list like [{"action": "add", "text": "..."}]') from None
+    except RecursionError:
+        raise UsageError("batch nests too deeply to be a list of operations", where=args.file,
+                         hint='give a JSON list like [{"action": "add", "text": "..."}]') from None
     if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
         raise UsageError("batch must be a JSON list of objects", where=args.file, hint='e.g. [{"action": "add", "text": "..."}]')
     ops = []
-    allowed = set(Op.__dataclass_fields__)
+    allowed = set(Op.__dataclass_fields__) - {"updated", "ver"}  # set only by imports; git keeps the real time
     for n, item in enumerate(items):
         unknown = set(item) - allowed
         if unknown or item.get("action") not in ("add", "replace", "remove"):

@@ -7,22 +7,26 @@ for a few substrings costs microseconds; running a large alternation over it cos
 from __future__ import annotations
 
 import re._parser as sre_parse
+from collections.abc import Iterable
 from functools import lru_cache
 from re._constants import AT, BRANCH, IN, LITERAL, MAX_REPEAT, MIN_REPEAT, SUBPATTERN
 from typing import Any
 
-MIN_USEFUL = 3  # a group whose shortest needle weighs less filters nothing worth the check
+MIN_USEFUL = 2  # a group whose shortest needle weighs less filters nothing worth the check (or the compile it saves)
 MAX_NEEDLES = 80
 
 
 class Group:
     """Needles of which a match holds at least one, with their 3-character keys for a quick reject."""
 
-    __slots__ = ("keys", "needles")
+    __slots__ = ("keyed", "keys", "needles", "owner")
 
-    def __init__(self, needles: frozenset[str]) -> None:
+    def __init__(self, needles: frozenset[str] | tuple[str, ...], keys: frozenset[str] | None = None) -> None:
         self.needles = tuple(sorted(needles))
-        self.keys = frozenset(_key(n) for n in needles)
+        self.keys = frozenset(_key(n) for n in needles) if keys is None else keys
+        # A TextIndex holds 3-grams (and 2-grams of non-ASCII text): shorter needles skip the key check.
+        self.keyed = all(len(n) >= 3 or len(n) == 2 and not n.isascii() for n in self.needles)
+        self.owner = 0  # id of the NeedleIndex holding it
 
 
 Needles = tuple[Group, ...]
@@ -49,7 +53,7 @@ class TextIndex:
     """A lower-cased text with its set of 3-character substrings (and 2-character ones when the text
     is not ASCII): most needle groups are rejected by one set intersection, without a substring search."""
 
-    __slots__ = ("keys", "lowered", "memo")
+    __slots__ = ("keys", "lowered", "memo", "present")
 
     def __init__(self, lowered: str) -> None:
         self.lowered = lowered
@@ -58,13 +62,51 @@ class TextIndex:
             keys.update(lowered[i: i + 2] for i in range(len(lowered) - 1))
         self.keys = keys
         self.memo: dict[Group, bool] = {}
+        self.present: dict[int, frozenset[Group]] = {}  # by id(NeedleIndex): the groups found in bulk
+
+    def groups_of(self, needle_index: NeedleIndex) -> frozenset[Group]:
+        """The groups of ``needle_index`` present in this text (computed once, then looked up)."""
+        found = self.present.get(id(needle_index))
+        if found is None:
+            found = self.present[id(needle_index)] = needle_index.present(self)
+        return found
 
     def has(self, group: Group) -> bool:
+        found = self.present.get(group.owner)
+        if found is not None:
+            return group in found
         hit = self.memo.get(group)
         if hit is None:
-            hit = not self.keys.isdisjoint(group.keys) and any(map(self.lowered.__contains__, group.needles))
+            hit = (not group.keyed or not self.keys.isdisjoint(group.keys)) and any(map(self.lowered.__contains__, group.needles))
             self.memo[group] = hit
         return hit
+
+
+class NeedleIndex:
+    """Every needle group of a rule set, indexed by key: a text's present groups are found with one
+    set intersection and a few substring checks instead of a check per pattern."""
+
+    __slots__ = ("by_key", "groups", "keyset", "unkeyed")
+
+    def __init__(self, groups: Iterable[Group]) -> None:
+        self.groups = tuple(set(groups))
+        self.by_key: dict[str, list[Group]] = {}
+        self.unkeyed: list[Group] = []
+        for g in self.groups:
+            g.owner = id(self)
+            if g.keyed:
+                for k in g.keys:
+                    self.by_key.setdefault(k, []).append(g)
+            else:
+                self.unkeyed.append(g)
+        self.keyset = frozenset(self.by_key)
+
+    def present(self, index: TextIndex) -> frozenset[Group]:
+        candidates = set(self.unkeyed)
+        for k in self.keyset.intersection(index.keys):
+            candidates.update(self.by_key[k])
+        contains = index.lowered.__contains__
+        return frozenset(g for g in candidates if any(map(contains, g.needles)))
 
 
 @lru_cache(maxsize=16)
@@ -139,6 +181,46 @@ def _item(op: Any, av: Any) -> list[set[str]]:
     if op is IN and len(av) <= 4 and all(o is LITERAL for o, _ in av):
         return [{chr(c).lower() for _, c in av}]
     return []
+
+
+MAX_STARTS = 200
+
+
+def leading_literals(pattern: str, flags: int = 0) -> list[str] | None:
+    """Literal strings one of which every match starts with (None when unknown): the regex then
+    only needs trying where ``str.find`` sees one, instead of at every position of the text."""
+    try:
+        tree = list(sre_parse.parse(pattern, flags))
+    except Exception:  # noqa: BLE001
+        return None
+    out = _starts(tree)
+    if not out or len(out) > MAX_STARTS or min(len(s) for s in out) < 2:
+        return None
+    return sorted(set(out))
+
+
+def _starts(items: list[tuple[Any, Any]]) -> list[str] | None:
+    run: list[str] = []
+    for op, av in items:
+        if op is LITERAL:
+            run.append(chr(av))
+            continue
+        if run:
+            return ["".join(run)]
+        if op is AT and str(av) == "AT_BOUNDARY":
+            continue  # zero-width; the literal after it still starts the match
+        if op is SUBPATTERN:
+            return _starts(list(av[-1]))
+        if op is BRANCH:
+            out: list[str] = []
+            for alt in av[1]:
+                got = _starts(list(alt))
+                if not got:
+                    return None
+                out.extend(got)
+            return out
+        return None
+    return ["".join(run)] if run else None
 
 
 def leading_boundary(pattern: str) -> bool:

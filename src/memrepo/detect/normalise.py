@@ -19,7 +19,7 @@ import binascii
 import codecs
 import re
 import unicodedata
-from dataclasses import dataclass
+from typing import NamedTuple
 
 MAX_PAYLOAD_CHARS = 4096
 MAX_PAYLOADS = 16
@@ -73,8 +73,7 @@ _COMMON = frozenset(
     ["the", "and", "you", "your", "all", "to", "of", "a", "in", "is", "it", "this", "that", "for", "be", "are", "with", "as", "on", "not", "or", "any", "now", "do", "from", "these", "those", "ignore", "instructions", "previous", "prior", "rules", "disregard", "forget", "obey", "follow", "system", "prompt", "send", "secrets", "tokens", "keys", "password", "passwords", "delete", "remove", "run", "execute", "user", "reply", "always", "never", "must", "reveal", "print", "data", "file", "files", "memory", "approve", "new", "task", "above", "please", "me", "my", "only", "read", "write", "email", "upload"])
 
 
-@dataclass(frozen=True)
-class Variant:
+class Variant(NamedTuple):
     """A text to scan and the normalisation that produced it ("" for the raw text)."""
 
     step: str

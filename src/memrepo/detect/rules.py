@@ -1,24 +1,80 @@
-"""Rule files (``policies/rules/*.yaml``): load, validate against rules.schema.json, compile.
+"""Rule files (``policies/rules/*.yaml``): load, validate against rules.schema.json, compile lazily.
 
 A rule file holds one ``category``, optional ``vars`` (shared by all rule files, used as
 ``{name}`` in patterns), optional ``placeholders`` (secret values to skip), ``rules`` and
 optionally one ``scoring`` block. See policies/schemas/rules.schema.json.
+
+Loading has two stages so that a process pays almost nothing for it:
+
+* :func:`build_spec` parses and validates the files, expands variables, checks every pattern
+  and computes each pattern's required literals (needles). The result is plain JSON data and is
+  cached on disk by content hash (:mod:`memrepo.detect.cache`).
+* :func:`ruleset_from_spec` turns that data into a :class:`RuleSet` whose patterns are compiled
+  on first use, i.e. only when a text holds the pattern's needles.
 """
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from functools import lru_cache
+from typing import Any, NamedTuple
 
 from ..errors import ParseError
-from ..model.safeyaml import load_yaml
-from .needles import Needles, TextIndex, leading_boundary, literal_prefix, lower_pattern, matches
+from .needles import Group, NeedleIndex, Needles, TextIndex, leading_boundary, leading_literals, lower_pattern, matches, text_index
 from .needles import needles as required_literals
 
 _VAR_RE = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 _MAX_VAR_DEPTH = 4
+SPEC_VERSION = 5  # bump when the spec layout or the needle algorithm changes (invalidates caches)
+
+
+class Pattern:
+    """A regular expression compiled on first use; compiled forms are shared per process.
+
+    ``starts``: literals one of which begins every match (see needles.leading_literals)."""
+
+    __slots__ = ("flags", "source", "starts")
+
+    def __init__(self, source: str, flags: int = re.MULTILINE, starts: tuple[str, ...] = ()) -> None:
+        self.source = source
+        self.flags = flags
+        self.starts = starts
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        """Like ``re.finditer``; with ``starts``, the regex is tried only where one occurs (found
+        by ``str.find``), which for a pattern opening with a long alternation is many times faster."""
+        rx = self.rx
+        if not self.starts:
+            yield from rx.finditer(text)
+            return
+        positions: set[int] = set()
+        find = text.find
+        for lit in self.starts:
+            i = find(lit)
+            while i >= 0:
+                positions.add(i)
+                i = find(lit, i + 1)
+        end = 0
+        for pos in sorted(positions):
+            if pos < end:
+                continue
+            m = rx.match(text, pos)
+            if m is not None:
+                yield m
+                end = m.end() if m.end() > pos else pos + 1
+
+    @property
+    def rx(self) -> re.Pattern[str]:
+        return _compiled(self.source, self.flags)
+
+    def search(self, text: str, pos: int = 0, endpos: int = 2**62) -> re.Match[str] | None:
+        return self.rx.search(text, pos, endpos)
+
+
+@lru_cache(maxsize=None)
+def _compiled(source: str, flags: int) -> re.Pattern[str]:
+    return re.compile(source, flags)
 
 
 def _is_word(ch: str) -> bool:
@@ -30,7 +86,7 @@ def _at_boundary(text: str, i: int) -> bool:
     return (i > 0 and _is_word(text[i - 1])) != (i < len(text) and _is_word(text[i]))
 
 
-Branch = tuple["Needles | None", "re.Pattern[str]", bool]  # (required literals, pattern, leading \b dropped)
+Branch = tuple["Needles | None", Pattern, bool]  # (required literals, pattern, leading \b dropped)
 
 
 def iter_branches(branches: tuple[Branch, ...], target: str, index: TextIndex) -> Iterator[re.Match[str]]:
@@ -38,77 +94,85 @@ def iter_branches(branches: tuple[Branch, ...], target: str, index: TextIndex) -
 
     A leading ``\b`` is dropped at compile time (it stops re from using its fast prefix scan) and
     checked here instead, with the same meaning: word-ness changes at the match start."""
-    for needles, rx, bounded in branches:
+    for needles, pat, bounded in branches:
         if not matches(needles, index):
             continue
-        for m in rx.finditer(target):
+        for m in pat.finditer(target):
             if bounded and not _at_boundary(target, m.start()):
                 continue
             yield m
 
 
-def compile_branches(patterns: list[str], values: Mapping[str, str], where: str, case_sensitive: bool) -> tuple[Branch, ...]:
-    out: list[Branch] = []
-    for pattern in patterns:
-        expanded = _check(pattern, values, where)
-        source = expanded if case_sensitive else lower_pattern(expanded)
-        bounded = leading_boundary(source)
-        rx = re.compile(source[2:] if bounded else source, re.MULTILINE)
-        gate = None if literal_prefix(rx.pattern) else required_literals(source, re.MULTILINE)
-        out.append((gate, rx, bounded))
-    return tuple(out)
-
-
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     id: str
     severity: str
     message: str
     hint: str
     category: str
-    regex: re.Pattern[str]  # all patterns combined
     branches: tuple[Branch, ...] = ()
-    unless: re.Pattern[str] | None = None
+    unless: Pattern | None = None
     secret: bool = False
     langs: tuple[str, ...] = ()
-
     case_sensitive: bool = False
 
     def finditer(self, text: str, index: TextIndex) -> Iterator[re.Match[str]]:
-        """Matches of each pattern whose required literals occur in ``lowered`` (``text.lower()``).
+        """Matches of each pattern whose required literals occur in ``index.lowered`` (``text.lower()``).
 
-        Case-insensitive rules are compiled lower-cased and run on ``lowered`` (IGNORECASE is
-        several times slower); match positions then refer to ``lowered``.
+        Case-insensitive rules are compiled lower-cased and run on the lowered text (IGNORECASE is
+        several times slower); match positions then refer to ``index.lowered``.
         """
         return iter_branches(self.branches, text if self.case_sensitive else index.lowered, index)
 
 
-@dataclass(frozen=True)
-class Feature:
+class Feature(NamedTuple):
     name: str
     weight: float
     description: str
-    regex: re.Pattern[str]
     anchored: bool = False  # some pattern is anchored at the sentence start (^)
     branches: tuple[Branch, ...] = ()
 
     def finditer(self, index: TextIndex) -> Iterator[re.Match[str]]:
         return iter_branches(self.branches, index.lowered, index)
 
+    def found_in(self, lowered: str) -> bool:
+        """True when the feature occurs in ``lowered`` (lower-cased text)."""
+        return next(self.finditer(text_index(lowered)), None) is not None
 
-@dataclass
-class RuleSet:
-    rules: list[Rule] = field(default_factory=list)
-    features: list[Feature] = field(default_factory=list)
+
+class RuleSet(NamedTuple):
+    rules: list[Rule] = []
+    features: list[Feature] = []
     hidden_bonus: float = 2.0
-    placeholders: tuple[re.Pattern[str], ...] = ()
+    placeholders: tuple[Pattern, ...] = ()
+    needle_index: NeedleIndex | None = None
+    group_rules: dict[Group, tuple[int, ...]] = {}  # rules (by position) with a branch needing the group
+    ungated: tuple[int, ...] = ()  # rules with a branch that has no needles
+
+    def candidates(self, index: TextIndex) -> list[Rule]:
+        """The rules that can match the indexed text: those with a branch whose needles all occur
+        (found in bulk), in rule-file order."""
+        if self.needle_index is None:
+            return list(self.rules)
+        present = index.groups_of(self.needle_index)
+        picked = set(self.ungated)
+        for g in present:
+            picked.update(self.group_rules.get(g, ()))
+        return [self.rules[i] for i in sorted(picked)]
 
     def is_placeholder(self, value: str) -> bool:
         return any(p.search(value) for p in self.placeholders)
 
 
 def load_rule_files(files: Mapping[str, bytes], rules_dir: str = "rules") -> RuleSet:
-    """Parse every ``<rules_dir>/*.yaml`` of ``files`` (keys relative to policies/)."""
+    """Parse every ``<rules_dir>/*.yaml`` of ``files`` (keys relative to policies/); uncached."""
+    return ruleset_from_spec(build_spec(files, rules_dir))
+
+
+# -- spec: parsed, validated, expanded; JSON data -----------------------------------------------
+
+
+def build_spec(files: Mapping[str, bytes], rules_dir: str = "rules") -> dict[str, Any]:
+    """Parse, validate and expand the rule files; raise ParseError naming file:line on a mistake."""
     prefix = rules_dir.strip("/") + "/"
     docs: list[tuple[str, dict[str, Any]]] = []
     for name in sorted(files):
@@ -122,34 +186,97 @@ def load_rule_files(files: Mapping[str, bytes], rules_dir: str = "rules") -> Rul
                                  where=f"policies/{name}", hint=f"it is already defined in policies/{variables[key][1]}")
             variables[key] = (value, name)
     values = {k: v for k, (v, _) in variables.items()}
-    out = RuleSet()
+    spec: dict[str, Any] = {"version": SPEC_VERSION, "rules": [], "features": [], "placeholders": [], "hidden_bonus": 2.0}
     seen: dict[str, str] = {}
-    placeholders: list[re.Pattern[str]] = []
     for name, doc in docs:
         where = f"policies/{name}"
         for i, raw in enumerate(doc.get("rules") or []):
-            rule = _compile_rule(raw, doc["category"], values, f"{where} (rules[{i}] {raw['id']})")
-            if rule.id in seen:
-                raise ParseError(f"rule id {rule.id!r} is used twice", where=where, hint=f"also in policies/{seen[rule.id]}; ids must be unique")
-            seen[rule.id] = name
-            out.rules.append(rule)
+            if raw["id"] in seen:
+                raise ParseError(f"rule id {raw['id']!r} is used twice", where=where,
+                                 hint=f"also in policies/{seen[raw['id']]}; ids must be unique")
+            seen[raw["id"]] = name
+            spec["rules"].append(_rule_spec(raw, doc["category"], values, f"{where} (rules[{i}] {raw['id']})"))
         for j, pat in enumerate(doc.get("placeholders") or []):
-            placeholders.append(re.compile(_check(pat, values, f"{where} (placeholders[{j}])"), re.IGNORECASE))
+            spec["placeholders"].append(_check(pat, values, f"{where} (placeholders[{j}])"))
         scoring = doc.get("scoring")
         if scoring:
-            out.hidden_bonus = float(scoring.get("hidden_bonus", out.hidden_bonus))
+            spec["hidden_bonus"] = float(scoring.get("hidden_bonus", spec["hidden_bonus"]))
             for k, feat in enumerate(scoring["features"]):
-                _combine(feat["patterns"], values, f"{where} (scoring.features[{k}] {feat['name']})", re.IGNORECASE | re.MULTILINE)
-                rx = re.compile(lower_pattern("|".join(f"(?:{_expand(p, values, where)})" for p in feat["patterns"])), re.MULTILINE)
-                anchored = any(p.lstrip().startswith("^") for p in feat["patterns"])
-                branches = compile_branches(feat["patterns"], values, where, False)
-                out.features.append(Feature(feat["name"], float(feat["weight"]), feat.get("description", ""), rx, anchored,
-                                            branches))
-    out.placeholders = tuple(placeholders)
+                fwhere = f"{where} (scoring.features[{k}] {feat['name']})"
+                _combine(feat["patterns"], values, fwhere, re.IGNORECASE | re.MULTILINE)
+                spec["features"].append({
+                    "name": feat["name"], "weight": float(feat["weight"]), "description": feat.get("description", ""),
+                    "anchored": any(p.lstrip().startswith("^") for p in feat["patterns"]),
+                    "branches": _branch_specs(feat["patterns"], values, fwhere, False)})
+    return spec
+
+
+def _rule_spec(raw: dict[str, Any], category: str, values: Mapping[str, str], where: str) -> dict[str, Any]:
+    case_sensitive = bool(raw.get("case_sensitive"))
+    _combine(raw["patterns"], values, where, re.MULTILINE | (0 if case_sensitive else re.IGNORECASE))
+    unless = None
+    if raw.get("unless"):
+        unless = _combine(raw["unless"], values, where, re.IGNORECASE | re.MULTILINE).pattern
+    return {"id": raw["id"], "severity": raw["severity"], "message": raw["message"], "hint": raw.get("hint", ""),
+            "category": raw.get("category", category), "langs": list(raw.get("langs") or ()),
+            "secret": bool(raw.get("secret")), "case_sensitive": case_sensitive, "unless": unless,
+            "branches": _branch_specs(raw["patterns"], values, where, case_sensitive)}
+
+
+def _branch_specs(patterns: list[str], values: Mapping[str, str], where: str, case_sensitive: bool) -> list[Any]:
+    out: list[Any] = []
+    for pattern in patterns:
+        expanded = _check(pattern, values, where)
+        source = expanded if case_sensitive else lower_pattern(expanded)
+        bounded = leading_boundary(source)
+        groups = required_literals(source, re.MULTILINE)
+        gates = [[list(g.needles), sorted(g.keys)] for g in groups] if groups else None
+        final = source[2:] if bounded else source
+        out.append([gates, final, bounded, leading_literals(final, re.MULTILINE) or []])
     return out
 
 
+def ruleset_from_spec(spec: Mapping[str, Any]) -> RuleSet:
+    """A RuleSet from :func:`build_spec` data; nothing is compiled until a text needs it."""
+    groups: dict[tuple[str, ...], Group] = {}
+
+    def group(needles: list[str], keys: list[str]) -> Group:
+        key = tuple(needles)
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = Group(key, frozenset(keys))
+        return g
+
+    def branches(items: list[Any]) -> tuple[Branch, ...]:
+        out = []
+        for gates, source, bounded, starts in items:
+            gate = tuple(group(n, k) for n, k in gates) if gates else None
+            out.append((gate, Pattern(source, re.MULTILINE, tuple(starts)), bool(bounded)))
+        return tuple(out)
+
+    rules = [Rule(id=r["id"], severity=r["severity"], message=r["message"], hint=r["hint"], category=r["category"],
+                  branches=branches(r["branches"]),
+                  unless=Pattern(r["unless"], re.IGNORECASE | re.MULTILINE) if r["unless"] else None,
+                  secret=r["secret"], langs=tuple(r["langs"]), case_sensitive=r["case_sensitive"])
+             for r in spec["rules"]]
+    features = [Feature(f["name"], f["weight"], f["description"], f["anchored"], branches(f["branches"]))
+                for f in spec["features"]]
+    group_rules: dict[Group, set[int]] = {}
+    ungated = []
+    for i, rule in enumerate(rules):
+        for gate, _, _ in rule.branches:
+            if gate is None:
+                ungated.append(i)
+            for g in gate or ():
+                group_rules.setdefault(g, set()).add(i)
+    return RuleSet(rules, features, float(spec["hidden_bonus"]),
+                   tuple(Pattern(p, re.IGNORECASE) for p in spec["placeholders"]), NeedleIndex(groups.values()),
+                   {g: tuple(sorted(ix)) for g, ix in group_rules.items()}, tuple(sorted(set(ungated))))
+
+
 def _parse(name: str, data: bytes, files: Mapping[str, bytes]) -> dict[str, Any]:
+    from ..model.safeyaml import load_yaml
+
     where = f"policies/{name}"
     try:
         text = data.decode("utf-8")
@@ -202,17 +329,6 @@ def _line_of(text: str, path: list[Any]) -> int:
                     pos, indent = i, ind
                     break
     return pos + 1 if path else 0
-
-
-def _compile_rule(raw: dict[str, Any], category: str, values: Mapping[str, str], where: str) -> Rule:
-    case_sensitive = bool(raw.get("case_sensitive"))
-    flags = re.MULTILINE | (0 if case_sensitive else re.IGNORECASE)
-    regex = _combine(raw["patterns"], values, where, flags)
-    branches = compile_branches(raw["patterns"], values, where, case_sensitive)
-    unless = _combine(raw["unless"], values, where, re.IGNORECASE | re.MULTILINE) if raw.get("unless") else None
-    return Rule(id=raw["id"], severity=raw["severity"], message=raw["message"], hint=raw.get("hint", ""),
-                category=raw.get("category", category), regex=regex, branches=branches, unless=unless,
-                secret=bool(raw.get("secret")), langs=tuple(raw.get("langs") or ()), case_sensitive=case_sensitive)
 
 
 def _combine(patterns: list[str], values: Mapping[str, str], where: str, flags: int) -> re.Pattern[str]:

@@ -1,11 +1,13 @@
 """The content scanner: normalise, match rule files, find secrets, score what is left."""
 from __future__ import annotations
 
+import gc
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import replace
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import ParseError
 from ..findings import Finding, escape_excerpt
@@ -20,7 +22,9 @@ from .normalise import (
     is_bidi,
     scan_variants,
 )
-from .rules import Rule, RuleSet, load_rule_files
+from .cache import cached, content_key
+from .classifier import DEFAULT_MODEL, Model, load_model
+from .rules import SPEC_VERSION, Rule, RuleSet, build_spec, ruleset_from_spec
 from .scoring import best_sentence
 from .secrets import find_secrets, mask, secret_value
 
@@ -31,43 +35,57 @@ DEFAULT_THRESHOLD = 5.0
 MAX_DEPTH = 2  # payload inside payload (e.g. base64 inside a hidden HTML comment)
 
 
-@dataclass(frozen=True)
-class SkillLimits:
-    max_file_bytes: int = 256 * 1024
-    max_total_bytes: int = 2 * 1024 * 1024
-    max_files: int = 200
-    blob_min_chars: int = 200
+class SkillLimits(NamedTuple):
+    """Skill folder limits: the skill model's caps (policy ``skills:``) plus the scan's own."""
+
+    skill_md_max_bytes: int = 65536  # skills.skill_md_max_bytes
+    max_file_bytes: int = 1048576  # skills.file_max_bytes
+    max_files: int = 100  # skills.max_files
+    max_total_bytes: int = 2 * 1024 * 1024  # scan.skill.max_total_bytes
+    blob_min_chars: int = 200  # scan.skill.blob_min_chars
+
+
+# policy.yaml `skills:` keys the skill scan shares with the skill model, and their SkillLimits names.
+_SKILLS_CAPS = {"skill_md_max_bytes": "skill_md_max_bytes", "file_max_bytes": "max_file_bytes", "max_files": "max_files"}
 
 
 class Scanner:
     """Scans text (memory entries) and skill folders for poisoning, secrets and unsafe commands.
 
-    Build it once (``Scanner.from_policy_files`` or ``default_scanner()``) and reuse it: rules are
-    compiled at construction.
+    Build it once (``Scanner.from_policy_files`` or ``default_scanner()``) and reuse it. Building
+    is cheap: the rule files' parsed form is cached on disk by content hash, and each pattern is
+    compiled the first time a text holds its required literals.
     """
 
     def __init__(self, ruleset: RuleSet, *, max_entry_bytes: int = 65536, score_threshold: float = DEFAULT_THRESHOLD,
-                 skill_limits: SkillLimits | None = None) -> None:
+                 skill_limits: SkillLimits | None = None, model: Model | None = None,
+                 veto_categories: tuple[str, ...] = ()) -> None:
         self.ruleset = ruleset
         self.max_entry_bytes = max_entry_bytes
         self.score_threshold = score_threshold
         self.skill_limits = skill_limits or SkillLimits()
-        self._text_rules = [r for r in ruleset.rules if not r.secret]
-        self._secret_rules = [r for r in ruleset.rules if r.secret]
+        self.model = model
+        self.veto_categories = veto_categories
 
     @classmethod
     def from_policy_files(cls, files: Mapping[str, bytes]) -> Scanner:
         """Build a scanner from policy files keyed by their path under ``policies/``.
 
         ``policy.yaml``'s ``scan:`` section picks the rules folder, the entry cap, the scoring
-        threshold and the skill limits; a bad rule file raises ParseError naming file:line.
+        threshold, the classifier model and the skill limits (with ``skills:`` caps); a bad rule
+        file raises ParseError naming file:line.
         """
-        scan = _scan_section(files)
-        ruleset = load_rule_files(files, str(scan.get("rules_dir", "rules")))
-        skill = scan.get("skill") or {}
-        limits = SkillLimits(**{k: int(v) for k, v in skill.items() if k in SkillLimits.__dataclass_fields__})
-        return cls(ruleset, max_entry_bytes=int(scan.get("max_entry_bytes", 65536)),
-                   score_threshold=float(scan.get("score_threshold", DEFAULT_THRESHOLD)), skill_limits=limits)
+        key = content_key(f"scanner-spec-{SPEC_VERSION}", [(n, files[n]) for n in sorted(files) if not n.startswith("models/")])
+        with _gc_paused():  # tens of thousands of small objects: collections in between only cost time
+            spec = cached("scanner", key, lambda: _build_spec(files))
+            settings = spec["settings"]
+            model = None
+            if settings["model"]:
+                model = load_model(files, settings["model"], settings["model_threshold"])
+            ruleset = ruleset_from_spec(spec["rules"])
+        return cls(ruleset, max_entry_bytes=settings["max_entry_bytes"],
+                   score_threshold=settings["score_threshold"], skill_limits=SkillLimits(**settings["skill_limits"]),
+                   model=model, veto_categories=tuple(settings["model_veto"]))
 
     # -- text -------------------------------------------------------------------------------
 
@@ -85,7 +103,29 @@ class Scanner:
         self._secrets(text, found, path, line)
         if not any(f.blocking for f in found.values()):
             self._score(text, found, path, line)
+        self._veto(text, found)
         return list(found.values())
+
+    def _veto(self, text: str, found: dict[str, Finding]) -> None:
+        """Demote pattern findings to warnings when the classifier is confident the text is benign.
+
+        Only categories listed in ``scan.model_veto`` and only matches in the raw text qualify:
+        an obfuscated match, a secret or a command pattern is never demoted."""
+        model = self.model
+        if model is None or model.veto is None:
+            return
+        soft = [k for k, f in found.items() if f.blocking and f.category in self.veto_categories and f.normalisation == ""]
+        if not soft or any(f.blocking and k not in soft for k, f in found.items()):
+            return
+        chain = canonical_chain(text)
+        verdict = model.best_window(chain[-1].text if chain else text)
+        p = verdict.probability if verdict else 0.0
+        if p >= model.veto:
+            return
+        for k in soft:
+            f = found[k]
+            found[k] = replace(f, severity="warning", extra={**(f.extra or {}), "demoted_by": "classifier",
+                                                             "probability": round(p, 4), "veto_below": model.veto})
 
     def scan_skill(self, files: Mapping[str, SkillFile]) -> list[Finding]:
         """Findings for a skill folder: ``files`` maps paths relative to the folder to SkillFile."""
@@ -99,8 +139,8 @@ class Scanner:
         for v in variants:
             lowered = v.text.lower()
             index = text_index(lowered)
-            for rule in self._text_rules:
-                if rule.id in found:
+            for rule in self.ruleset.candidates(index):
+                if rule.secret or rule.id in found:
                     continue
                 m = _first_match(rule, v.text, index)
                 if m is None:
@@ -138,10 +178,11 @@ class Scanner:
 
     def _secrets(self, text: str, found: dict[str, Finding], path: str, line: int) -> None:
         base = clean(text)
-        for rule in self._secret_rules:
-            if rule.id in found:
+        index = text_index(base.lower())
+        for rule in self.ruleset.candidates(index):
+            if not rule.secret or rule.id in found:
                 continue
-            for m in rule.finditer(base, text_index(base.lower())):
+            for m in rule.finditer(base, index):
                 value = secret_value(m)
                 if self.ruleset.is_placeholder(value):
                     continue
@@ -166,9 +207,10 @@ class Scanner:
         self._score_variant(chain[-1] if chain else Variant("", text), found, path, line, bonus=0.0)
 
     def _score_variant(self, v: Variant, found: dict[str, Finding], path: str, line: int, *, bonus: float) -> None:
+        self._classify(v, found, path, line, hidden=bool(bonus))
         if "score.directive" in found or not self.ruleset.features:
             return
-        best = best_sentence(v.text, self.ruleset.features, bonus)
+        best = best_sentence(v.text, self.ruleset.features, bonus, needles=self.ruleset.needle_index)
         if best is None or best.score < self.score_threshold:
             return
         found["score.directive"] = Finding(
@@ -178,6 +220,23 @@ class Scanner:
             hint="store facts with their origin ('the user prefers ...'), not orders to a future AI",
             category="scoring", normalisation=v.step, excerpt=escape_excerpt(best.sentence),
             extra={"score": best.score, "threshold": self.score_threshold, "features": list(best.features)})
+
+
+    def _classify(self, v: Variant, found: dict[str, Finding], path: str, line: int, *, hidden: bool) -> None:
+        if self.model is None or "classifier.injection" in found:
+            return
+        verdict = self.model.best_window(v.text)
+        if verdict is None or verdict.probability < self.model.threshold:
+            return
+        names = ", ".join(f for f, _ in verdict.top[:3])
+        found["classifier.injection"] = Finding(
+            "classifier.injection", "error",
+            f"the learned classifier reads this as an injection (p={verdict.probability:.2f}; top features: {names})",
+            path=path, line=line + (0 if hidden else v.text.count("\n", 0, verdict.start)),
+            hint="store facts with their origin ('the user prefers ...'), not orders to a future AI",
+            category="classifier", normalisation=v.step, excerpt=escape_excerpt(verdict.excerpt),
+            extra={"probability": round(verdict.probability, 4), "threshold": self.model.threshold,
+                   "features": [list(t) for t in verdict.top]})
 
 
 def _revealing_step(rule: Rule, original: str, step: str) -> str:
@@ -221,7 +280,34 @@ def _invisible_kind(ch: str) -> str:
     return "zero-width"
 
 
-def _scan_section(files: Mapping[str, bytes]) -> dict[str, Any]:
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _build_spec(files: Mapping[str, bytes]) -> dict[str, Any]:
+    doc = _policy_doc(files)
+    scan = _scan_section(doc)
+    skills = doc.get("skills") if isinstance(doc.get("skills"), dict) else {}
+    limits = {k: int(v) for k, v in (scan.get("skill") or {}).items() if k in SkillLimits._fields}
+    limits.update({ours: int(skills[theirs]) for theirs, ours in _SKILLS_CAPS.items()
+                   if isinstance(skills.get(theirs), int) and not isinstance(skills.get(theirs), bool)})
+    settings = {"max_entry_bytes": int(scan.get("max_entry_bytes", 65536)),
+                "score_threshold": float(scan.get("score_threshold", DEFAULT_THRESHOLD)),
+                "model": str(scan.get("model", DEFAULT_MODEL)) if scan.get("model", DEFAULT_MODEL) else "",
+                "model_threshold": float(scan["model_threshold"]) if scan.get("model_threshold") is not None else None,
+                "model_veto": [str(c) for c in scan.get("model_veto") or ()],
+                "skill_limits": limits}
+    return {"settings": settings, "rules": build_spec(files, str(scan.get("rules_dir", "rules")))}
+
+
+def _policy_doc(files: Mapping[str, bytes]) -> dict[str, Any]:
     from ..model.safeyaml import load_yaml
 
     data = files.get("policy.yaml")
@@ -231,18 +317,31 @@ def _scan_section(files: Mapping[str, bytes]) -> dict[str, Any]:
         doc = load_yaml(data.decode("utf-8"), "policies/policy.yaml")
     except UnicodeDecodeError:
         raise ParseError("policy.yaml is not UTF-8", where="policies/policy.yaml", hint="re-save it as UTF-8") from None
-    scan = (doc or {}).get("scan") if isinstance(doc, dict) else None
+    return doc if isinstance(doc, dict) else {}
+
+
+def _scan_section(doc: dict[str, Any]) -> dict[str, Any]:
+    scan = doc.get("scan")
     if scan is None:
         return {}
     if not isinstance(scan, dict):
         raise ParseError("scan: must be a mapping", where="policies/policy.yaml", hint="see policies/schemas/policy.schema.json")
-    for key in ("max_entry_bytes", "score_threshold"):
+    for key in ("max_entry_bytes", "score_threshold", "model_threshold"):
+        if key == "model_threshold" and scan.get(key) is None:
+            continue
         if key in scan and (isinstance(scan[key], bool) or not isinstance(scan[key], (int, float))):
             raise ParseError(f"scan.{key} must be a number", where="policies/policy.yaml", hint="e.g. 65536 or 6.5")
+    veto = scan.get("model_veto")
+    if veto is not None and (not isinstance(veto, list) or not all(isinstance(c, str) for c in veto)):
+        raise ParseError("scan.model_veto must be a list of categories", where="policies/policy.yaml",
+                         hint="e.g. [override, role, deception]")
+    if "model" in scan and not isinstance(scan["model"], (str, type(None))):
+        raise ParseError("scan.model must be a path under policies/ or null", where="policies/policy.yaml",
+                         hint="e.g. models/injection.json; null turns the classifier off")
     skill = scan.get("skill")
     if skill is not None and (not isinstance(skill, dict) or any(isinstance(v, bool) or not isinstance(v, int) for v in skill.values())):
         raise ParseError("scan.skill must map limit names to integers", where="policies/policy.yaml",
-                         hint="keys: max_file_bytes, max_total_bytes, max_files, blob_min_chars")
+                         hint="keys: max_total_bytes, blob_min_chars (file and count caps are under skills:)")
     return scan
 
 

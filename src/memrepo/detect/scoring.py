@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
+from typing import NamedTuple
 
-from .needles import text_index
+from .needles import NeedleIndex, text_index
 from .rules import Feature
 
 # A sentence ends at . ! ? followed by a space (not inside ".env" or "example.com"), at 。！？ or a newline.
@@ -31,8 +31,7 @@ MAX_SENTENCES = 200
 _QUOTED_RE = re.compile(r"(?<!\w)'[^'\n]{1,80}'(?!\w)|\"[^\"\n]{1,80}\"|‘[^’\n]{1,80}’|“[^”\n]{1,80}”|「[^」\n]{1,80}」")
 
 
-@dataclass(frozen=True)
-class Scored:
+class Scored(NamedTuple):
     score: float
     features: tuple[str, ...]
     sentence: str
@@ -54,13 +53,13 @@ def score_sentence(sentence: str, features: list[Feature], bonus: float = 0.0) -
     s = drop_quoted(sentence.strip()).lower()
     total, names = bonus, []
     for feat in features:
-        if feat.regex.search(s):
+        if feat.found_in(s):
             total += feat.weight
             names.append(feat.name)
     return total, tuple(names)
 
 
-def best_sentence(text: str, features: list[Feature], bonus: float = 0.0) -> Scored | None:
+def best_sentence(text: str, features: list[Feature], bonus: float = 0.0, *, needles: NeedleIndex | None = None) -> Scored | None:
     """The highest-scoring sentence of ``text`` (None for empty text).
 
     Each feature runs once over the whole text; its matches are assigned to sentences by position.
@@ -74,12 +73,14 @@ def best_sentence(text: str, features: list[Feature], bonus: float = 0.0) -> Sco
         return Scored(score, names, sentence.strip(), start)
     lowered = drop_quoted(text).lower()
     index = text_index(lowered)
+    if needles is not None:
+        index.groups_of(needles)  # one bulk look-up instead of one per feature pattern
     starts = [s for s, _ in sentences]
     hits: list[set[str]] = [set() for _ in sentences]
     for feat in features:
         if feat.anchored:
             for i, (_, sentence) in enumerate(sentences):
-                if feat.regex.search(drop_quoted(sentence.strip()).lower()):
+                if feat.found_in(drop_quoted(sentence.strip()).lower()):
                     hits[i].add(feat.name)
             continue
         for m in feat.finditer(index):

@@ -15,7 +15,7 @@ from typing import Any
 _SKIP = {"IPPublicDetector", "Base64HighEntropyString", "HexHighEntropyString", "KeywordDetector"}
 
 # Cheap prefilters: a plugin's regex runs only when one of these substrings occurs (lower-cased
-# text unless marked case-sensitive). Plugins not listed always run.
+# text unless marked case-sensitive). Plugins not listed run when the text holds a long token.
 _NEEDLES: dict[str, tuple[tuple[str, ...], bool]] = {
     "AWSKeyDetector": (("akia", "asia", "a3t", "abia", "acca", "aws"), False),
     "ArtifactoryDetector": (("AKC", "AP"), True),
@@ -41,7 +41,9 @@ _NEEDLES: dict[str, tuple[tuple[str, ...], bool]] = {
     "TelegramBotTokenDetector": ((":",), False),
     "TwilioKeyDetector": (("AC", "SK"), True),
 }
-_TELEGRAM_PRE = re.compile(r"\d{8,10}:")
+# Plugins whose needles are too common get an exact-enough precheck (cheaper than importing them).
+_PRECHECK = {"TelegramBotTokenDetector": re.compile(r"\d{8,10}:"),
+             "ArtifactoryDetector": re.compile(r"(?:AKC|AP[\dA-F])[a-zA-Z0-9]{8,}")}
 # Every token these plugins find holds a run of 20+ token characters; one cheap search skips them all.
 _LONG_TOKEN = re.compile(r"[A-Za-z0-9_+/=.:-]{20,}")
 _NO_LONG_TOKEN_NEEDED = {"BasicAuthDetector", "PrivateKeyDetector", "ArtifactoryDetector"}
@@ -67,21 +69,32 @@ def _plugins() -> tuple[tuple[str, str, re.Pattern[str]], ...]:
 
 
 def find_secrets(text: str) -> Iterator[tuple[str, str, re.Match[str]]]:
-    """Yield (secret type, plugin name, match) for each plugin that finds a value in ``text``."""
+    """Yield (secret type, plugin name, match) for each plugin that finds a value in ``text``.
+
+    detect-secrets is imported only when some plugin's cheap prefilter passes: most memory text
+    holds no 20-character token and none of the few literals the other plugins need."""
     lowered = text.lower()
     long_token = _LONG_TOKEN.search(text) is not None
+    wanted = {name for name in _NEEDLES if _prefilter(name, text, lowered, long_token)}
+    if not wanted and not long_token:
+        return
     for secret_type, name, rx in _plugins():
-        if not long_token and name not in _NO_LONG_TOKEN_NEEDED:
-            continue
-        needles, case_sensitive = _NEEDLES.get(name, ((), False))
-        hay = text if case_sensitive else lowered
-        if needles and not any(n in hay for n in needles):
-            continue
-        if name == "TelegramBotTokenDetector" and not _TELEGRAM_PRE.search(text):
+        if name in _NEEDLES and name not in wanted or name not in _NEEDLES and not long_token:
             continue
         m = rx.search(text)
         if m:
             yield secret_type, name, m
+
+
+def _prefilter(name: str, text: str, lowered: str, long_token: bool) -> bool:
+    if not long_token and name not in _NO_LONG_TOKEN_NEEDED:
+        return False
+    needles, case_sensitive = _NEEDLES[name]
+    hay = text if case_sensitive else lowered
+    if needles and not any(n in hay for n in needles):
+        return False
+    pre = _PRECHECK.get(name)
+    return pre is None or pre.search(text) is not None
 
 
 def secret_value(m: re.Match[str]) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..findings import Finding, escape_excerpt
 
@@ -25,8 +25,7 @@ _NETWORK_FETCH = re.compile(r"\b(?:curl|wget|Invoke-WebRequest|iwr|urllib\.reque
 _ENV_POST = re.compile(r"\b(?:requests\.(?:post|put)|urlopen|http\.client|fetch)\b[^\n]{0,200}\b(?:os\.environ|process\.env|getenv)\b", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class SkillFile:
+class SkillFile(NamedTuple):
     """One file of a skill folder as git stores it: ``mode`` (0o100644, 0o100755, 0o120000 symlink
     whose ``data`` is the link target, 0o160000 submodule) and ``data`` (bytes)."""
 

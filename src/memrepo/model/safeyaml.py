@@ -37,12 +37,38 @@ _NoAliasLoader.yaml_implicit_resolvers = {k: list(v) for k, v in yaml.SafeLoader
 _plain_timestamps()
 
 
+_FAST_LOADER = getattr(yaml, "CSafeLoader", None)
+
+
+def _plain_enough(text: str) -> bool:
+    """True when the text cannot hold an anchor, an alias or deep nesting: libyaml may parse it.
+
+    Anything else takes the pure-Python loader, which refuses aliases and counts depth exactly.
+    """
+    if "&" in text or "*" in text or "!" in text or text.count("[") + text.count("{") > MAX_DEPTH:
+        return False
+    return all(len(line) - len(line.lstrip(" ")) <= MAX_DEPTH for line in text.split("\n"))
+
+
+if _FAST_LOADER is not None:
+    class _FastLoader(_FAST_LOADER):  # type: ignore[misc, valid-type]
+        """libyaml's safe loader with the same resolvers (dates stay strings)."""
+
+    _FastLoader.yaml_implicit_resolvers = _NoAliasLoader.yaml_implicit_resolvers
+
+
+def _load_fast(text: str) -> Any:
+    return yaml.load(text, Loader=_FastLoader)  # noqa: S506 - libyaml safe loader, plain text only
+
+
 def load_yaml(text: str, where: str, *, max_bytes: int = MAX_YAML_BYTES, first_line: int = 1) -> Any:
     """Parse untrusted YAML; any failure is a ParseError naming ``where`` and the file line
     (``first_line`` is the file line the text starts on, e.g. 2 for frontmatter)."""
     if len(text.encode("utf-8", "surrogatepass")) > max_bytes:
         raise ParseError(f"YAML is larger than {max_bytes:,} bytes", where=where, hint="split or shorten the file")
     try:
+        if _FAST_LOADER is not None and _plain_enough(text):
+            return _load_fast(text)
         return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - safe loader subclass
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark

@@ -16,9 +16,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import yaml
 
 from ..errors import MemrepoError, ParseError, UsageError
@@ -26,6 +25,9 @@ from ..findings import Finding
 from ..resources import default_policies_dir
 from .safeyaml import load_yaml
 from .text import decode_utf8, split_frontmatter
+
+if TYPE_CHECKING:
+    import jsonschema
 
 SKILLS_DIR = "skills"
 SKILL_MD = "SKILL.md"
@@ -200,6 +202,8 @@ def default_skill_schema() -> dict[str, Any]:
 
 def schema_problems(meta: Mapping[str, Any], schema: Mapping[str, Any] | None = None) -> list[tuple[str, tuple[str, ...]]]:
     """Every schema violation of a frontmatter mapping as (message, key path), in a stable order."""
+    import jsonschema  # lazily: ~90 ms to import
+
     validator = jsonschema.Draft202012Validator(schema if schema is not None else default_skill_schema())
     out = _key_type_problems(meta)
     for err in validator.iter_errors(meta):
@@ -218,13 +222,13 @@ def _key_type_problems(meta: Mapping[str, Any]) -> list[tuple[str, tuple[str, ..
     return []
 
 
-def _unknown_keys(err: jsonschema.ValidationError) -> tuple[str, ...]:
+def _unknown_keys(err: "jsonschema.ValidationError") -> tuple[str, ...]:
     if err.validator != "additionalProperties" or err.absolute_path or not isinstance(err.instance, dict):
         return ()
     return tuple(sorted(str(k) for k in err.instance if k not in FIELD_ORDER))
 
 
-def _schema_message(err: jsonschema.ValidationError, keys: tuple[str, ...]) -> str:
+def _schema_message(err: "jsonschema.ValidationError", keys: tuple[str, ...]) -> str:
     label = ".".join(keys) or "frontmatter"
     if err.validator == "additionalProperties" and not err.absolute_path:
         extra = _unknown_keys(err)

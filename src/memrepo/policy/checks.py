@@ -13,9 +13,8 @@ def schema_findings(entry: Entry, policy: Policy, path: str) -> list[Finding]:
     meta = entry.fields()
     meta.update(entry.extra)
     out = []
-    for err in sorted(policy.validator("memory").iter_errors(meta), key=lambda e: list(e.absolute_path)):
-        field = "/".join(str(p) for p in err.absolute_path) or "(frontmatter)"
-        out.append(Finding("schema", "error", f"field {field}: {err.message}", path=path, line=2,
+    for field, message in policy.schema_errors("memory", meta):
+        out.append(Finding("schema", "error", f"field {field or '(frontmatter)'}: {message}", path=path, line=2,
                            hint="see policies/schemas/memory.schema.json", category="schema", entry=entry.id))
     return out
 

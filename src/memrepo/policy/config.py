@@ -104,9 +104,31 @@ class Policy:
         key = f"validator:{name}"
         if key not in self._cache:
             from jsonschema import Draft202012Validator
+            from jsonschema.exceptions import SchemaError
 
-            self._cache[key] = Draft202012Validator(self.schema(name))
+            schema = self.schema(name)
+            try:
+                if not isinstance(schema, dict):
+                    raise SchemaError(f"a schema is a JSON object, not {type(schema).__name__}")
+                Draft202012Validator.check_schema(schema)
+            except SchemaError as exc:
+                raise ParseError(f"schema is not a valid JSON schema: {exc.message}", where=f"{POLICY_DIR}/schemas/{name}.schema.json",
+                                 hint="restore it from `memrepo init` defaults") from None
+            self._cache[key] = Draft202012Validator(schema)
         return self._cache[key]
+
+    def schema_errors(self, name: str, instance: Any) -> list[tuple[str, str]]:
+        """(field path, message) for each schema error; the valid case skips importing jsonschema."""
+        key = f"fast:{name}"
+        if key not in self._cache:
+            from .fastschema import fast_validator
+
+            self._cache[key] = fast_validator(self.schema(name))
+        fast = self._cache[key]
+        if fast is not None and fast(instance):
+            return []
+        errors = sorted(self.validator(name).iter_errors(instance), key=lambda e: list(e.absolute_path))
+        return [("/".join(str(p) for p in e.absolute_path), e.message) for e in errors]
 
     def scanner(self) -> Any:
         """The content scanner built from this policy's rule files (memrepo.detect)."""
@@ -127,11 +149,10 @@ def load_policy(files: Mapping[str, bytes], source: str = "default") -> Policy:
     if not isinstance(data, dict):
         raise ParseError("policy is not a mapping", where=where, hint="write policy.yaml as 'key: value' sections")
     policy = Policy(data=data, files=dict(files), source=source)
-    errors = sorted(policy.validator("policy").iter_errors(data), key=lambda e: list(e.absolute_path))
+    errors = policy.schema_errors("policy", data)
     if errors:
-        err = errors[0]
-        loc = "/".join(str(p) for p in err.absolute_path) or "(top)"
-        raise ParseError(f"policy field {loc}: {err.message}", where=where,
+        loc, message = errors[0]
+        raise ParseError(f"policy field {loc or '(top)'}: {message}", where=where,
                          hint="see policies/schemas/policy.schema.json for the allowed fields")
     return policy
 

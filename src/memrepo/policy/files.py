@@ -10,8 +10,14 @@ from ..model.entry import ENTRY_DELIMITER, parse_entry, path_scope_id
 from ..model.text import decode_utf8, split_frontmatter
 from .checks import cap_findings, duplicate_id_findings, entry_findings
 from .config import POLICY_DIR, Policy, load_policy
+from .duplicates import file_duplicate_findings
 
 MAX_FILE_BYTES = 1 << 20
+
+
+# Names a checkout must never write: git's own folder under any spelling a file system folds onto it.
+_GIT_DIR_NAMES = {".git", "git~1"}
+RESERVED_TOP = ("memories", "skills", "policies")
 
 
 def unsafe_path_finding(path: str) -> Finding | None:
@@ -19,6 +25,35 @@ def unsafe_path_finding(path: str) -> Finding | None:
     if path.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\\" in path:
         return Finding("path.unsafe", "error", f"unsafe path {path!r}", path=path,
                        hint="paths must be relative, without '..', '.' or backslashes", category="path")
+    if any(p.casefold().rstrip(". ") in _GIT_DIR_NAMES for p in parts):
+        return Finding("path.unsafe", "error", f"path {path!r} writes into git's own folder", path=path,
+                       hint="a tree may not hold .git (in any case); a checkout would run or trust it", category="path")
+    if any(ord(c) < 0x20 or ord(c) == 0x7F or 0xD800 <= ord(c) <= 0xDFFF for c in path):
+        return Finding("path.unsafe", "error", f"path '{escape_path(path)}' holds control characters or is not UTF-8",
+                       path=escape_path(path), hint="use printable UTF-8 file names", category="path")
+    return None
+
+
+def escape_path(path: str) -> str:
+    """A path safe to print and to encode: control characters and undecodable bytes as \\xNN."""
+    return "".join(c if 0x20 <= ord(c) != 0x7F and not 0xD800 <= ord(c) <= 0xDFFF else f"\\x{ord(c) & 0xFF:02x}"
+                   for c in path)
+
+
+def mode_finding(path: str, blob: FileBlob) -> Finding | None:
+    """Symlinks, submodules and executables outside the folders whose own checks judge them."""
+    if path.startswith("memories/") or (path.startswith("skills/") and blob.mode != EXEC):
+        return None  # entry.mode and the skill checks say it with more context
+    if blob.mode == LINK:
+        return Finding("path.symlink", "error", f"symbolic link to {blob.data.decode('utf-8', 'replace')!r}", path=path,
+                       hint="store the file itself; a checkout would follow the link", category="path")
+    if blob.mode == COMMIT:
+        return Finding("path.submodule", "error", "a submodule (gitlink)", path=path,
+                       hint="a memory repository holds its own files; remove the submodule", category="path")
+    if blob.mode == EXEC and not (path.startswith("skills/") and "/scripts/" in path):
+        return Finding("path.executable", "error", "file is executable", path=path,
+                       hint="only files under a skill's scripts/ may be executable; chmod -x it (mode 100644)",
+                       category="path")
     return None
 
 
@@ -44,9 +79,11 @@ def entry_file_findings(path: str, blob: FileBlob, policy: Policy) -> list[Findi
     return entry_findings(entry, policy, path, body_line)
 
 
-def policy_file_findings(files: Mapping[str, FileBlob], label: str) -> list[Finding]:
+def policy_file_findings(files: Mapping[str, FileBlob], label: str, judging: Policy | None = None) -> list[Finding]:
     """Does the policies/ folder load? (Any error is a finding, never a crash.)"""
     inner = {p[len(POLICY_DIR) + 1:]: b.data for p, b in files.items() if p.startswith(POLICY_DIR + "/")}
+    if judging is not None and inner == judging.files:
+        return []  # the very files of the policy judging this tree: they loaded already
     try:
         policy = load_policy(inner, source=label)
         policy.scanner()
@@ -68,12 +105,17 @@ def tree_findings(files: Mapping[str, FileBlob], policy: Policy, only: Iterable[
         blob = files.get(path)
         if blob is None:
             continue
+        odd = mode_finding(path, blob)
+        if odd:
+            out.append(odd)
         if path.startswith("memories/") and not path.endswith("/README.md") and path != "memories/README.md":
             out.extend(entry_file_findings(path, blob, policy))
     out.extend(skill_tree_findings(files, policy, targets))
     if any(p.startswith(POLICY_DIR + "/") for p in targets):
-        out.extend(policy_file_findings(files, "change"))
+        out.extend(policy_file_findings(files, "change", policy))
     out.extend(case_collision_findings(files))
+    # hostile sizes are findings already: keep them out of the tree-wide parses below
+    files = {p: b for p, b in files.items() if len(b.data) <= MAX_FILE_BYTES}
     ids = [(loc[1], p) for p in files if (loc := path_scope_id(p))]
     out.extend(f for f in duplicate_id_findings(ids) if only is None or f.path in targets)
     by_scope: dict[str, list[str]] = {}
@@ -86,28 +128,46 @@ def tree_findings(files: Mapping[str, FileBlob], policy: Policy, only: Iterable[
                 continue
     touched_scopes = {loc[0] for p in targets if (loc := path_scope_id(p))}
     out.extend(f for f in cap_findings(by_scope, policy) if only is None or f.path.split("/")[1] in touched_scopes)
+    out.extend(file_duplicate_findings(files, policy, targets if only is not None else None))  # exact + near duplicates
     return out
 
 
 def case_collision_findings(files: Mapping[str, FileBlob]) -> list[Finding]:
+    """Paths (or folders) that differ only by case, and case variants of memrepo's own folders.
+
+    On a case-insensitive file system (macOS, Windows) they land in one place: ``Memories/x.md``
+    would sit beside the entries without being judged as one.
+    """
     seen: dict[str, str] = {}
     out = []
+    reported: set[str] = set()
     for p in sorted(files):
-        key = p.lower()
-        if key in seen and seen[key] != p:
-            out.append(Finding("path.case-collision", "error", f"{p!r} differs from {seen[key]!r} only by case", path=p,
-                               hint="rename one: case-insensitive file systems cannot hold both", category="path"))
-        seen.setdefault(key, p)
+        parts = p.split("/")
+        top = parts[0]
+        if len(parts) > 1 and top.casefold() in RESERVED_TOP and top not in RESERVED_TOP and top not in reported:
+            reported.update((top, top.casefold()))
+            out.append(Finding("path.case-collision", "error", f"folder {top!r} differs from {top.casefold()!r} only by case",
+                               path=p, hint=f"use {top.casefold()}/; case-insensitive file systems merge the two",
+                               category="path"))
+        for i in range(1, len(parts) + 1):
+            prefix = "/".join(parts[:i])
+            key = prefix.casefold()
+            other = seen.setdefault(key, prefix)
+            if other != prefix and prefix not in reported:
+                reported.add(prefix)
+                what = "folder" if i < len(parts) else "path"
+                out.append(Finding("path.case-collision", "error", f"{what} {prefix!r} differs from {other!r} only by case",
+                                   path=p, hint="rename one: case-insensitive file systems cannot hold both", category="path"))
+                break
     return out
 
 
 def skill_tree_findings(files: Mapping[str, FileBlob], policy: Policy, targets: set[str]) -> list[Finding]:
     """Structure and security findings for each skill folder that has a touched file."""
-    try:
-        from .skillcheck import skill_folder_findings
-    except ImportError:  # skills land with the skills issue
-        return []
+    from .skillcheck import skill_folder_findings
+
     return skill_folder_findings(files, policy, targets)
 
 
-__all__ = ["tree_findings", "entry_file_findings", "policy_file_findings", "unsafe_path_finding", "ENTRY_DELIMITER"]
+__all__ = ["tree_findings", "entry_file_findings", "policy_file_findings", "unsafe_path_finding", "mode_finding",
+           "case_collision_findings", "ENTRY_DELIMITER"]

@@ -103,6 +103,10 @@ class IndexCache:
         except OSError:
             pass
 
+    def keep(self, index: RecallIndex) -> None:
+        """Keep ``index`` in memory only; the caller decides when it is worth writing to disk."""
+        self._remember(index)
+
     def get_or_build(self, key: str, entries: Callable[[], Iterable[Entry]]) -> RecallIndex:
         """The cached index for ``key``, or one built from ``entries()`` and cached."""
         index = self.get(key)

@@ -58,13 +58,9 @@ def item_key(path: str) -> str:
     loc = path_scope_id(path)
     if loc:
         return loc[1]
-    parts = path.split("/")
-    if parts[0] == "skills" and "SKILL.md" in parts:
-        return parts[parts.index("SKILL.md") - 1]
-    if parts[0] == "skills" and len(parts) >= 3:
-        # skills/[category/]name/<file>: the skill folder is the one holding SKILL.md; guess by depth
-        for i in range(len(parts) - 1, 0, -1):
-            if parts[i] in ("references", "templates", "scripts", "assets"):
-                return parts[i - 1]
-        return parts[-2]
+    from ..model.skill import locate
+
+    skill = locate(path)  # skills/[category/]name/...: the skill's name (names are unique across categories)
+    if skill is not None:
+        return skill[1]
     return path

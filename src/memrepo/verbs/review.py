@@ -50,6 +50,10 @@ def review(repo_or_path: MemRepo | str, branch: str | None = None) -> list[Revie
     for ch in changes:
         groups.setdefault(item_key(ch.path), []).append(ch)
     items = [_item(key, chs, policy, authors) for key, chs in groups.items()]
+    from .skills.reviewing import fill_skill_items  # category, origin, findings and a readable diff per skill (issue 5)
+    fill_skill_items(items, changes, head, policy)
+    from .conflicts import review_findings  # conclusion conflicts: never promoted unnoticed (issue 7)
+    review_findings(repo, head, items)
     return sorted(items, key=lambda i: (i.kind, i.scope, i.id))
 
 

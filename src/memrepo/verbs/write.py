@@ -40,6 +40,8 @@ class Op:
     ttl: str = "permanent"
     origin: str = "agent_inferred"
     source_type: str | None = None
+    updated: str | None = None  # kept by imports (memrepo import); default: now
+    ver: int | None = None  # kept by imports; default: 1
 
 
 @dataclass
@@ -109,6 +111,12 @@ def apply_ops(repo_or_path: MemRepo | str, ops: Sequence[Op], *, prov: Provenanc
         raise UsageError("no operations given", where="batch", hint="give at least one add/replace/remove")
     for op in ops:
         _check_origin_and_scope(op, policy)
+    target, routed = _route_origin(repo, policy, ops, target)  # origin conflict: forced to provisional
+    if prov.tokens or prov.cost:
+        from .cost import check_budget
+
+        check_budget(repo, policy, task=prov.task, tokens=prov.tokens or 0, cost=prov.cost or 0.0,
+                     agent=prov.agent or "", tool="memrepo.write")
     results: list[OpResult] = []
     plans: list[_Plan] = []  # the plan of the attempt that committed (transact may retry)
 
@@ -136,11 +144,52 @@ def apply_ops(repo_or_path: MemRepo | str, ops: Sequence[Op], *, prov: Provenanc
         findings = exc.data.get("findings", [])
         record_blocked(repo, ops, [Finding(**f) if isinstance(f, dict) else f for f in findings], prov, target)  # type: ignore[arg-type]
         raise
+    except Conflict as exc:
+        if "conflict_event" in exc.data:
+            _record(repo, [exc.data.pop("conflict_event")], prov, target, None)  # type: ignore[list-item]
+        raise
+    _after_write(repo, plans[-1].events if plans else [], routed, results, prov, target, oid)
     snap = repo.store.snapshot(oid) if oid is not None else repo.store.branch_snapshot(target)
     if oid is not None and plans:
         for scope, digests in plans[-1].digests.items():
             repo.remember_digests(snap, scope, digests)
     return WriteResult(target, str(oid) if oid is not None else None, list(results), usage(repo, policy, snap))
+
+
+def _route_origin(repo: MemRepo, policy: Policy, ops: Sequence[Op], target: str) -> tuple[str, list[dict[str, Any]]]:
+    """A write aimed at verified from an origin not allowed there directly goes to provisional
+    instead (external_tool never goes there, whatever the policy says)."""
+    if target != repo.verified_branch:
+        return target, []
+    from .conflicts import origin_event
+
+    barred = [op for op in ops if op.origin == "external_tool"
+              or not policy.origin_rule(op.origin).get("direct_to_verified")]
+    if not barred:
+        return target, []
+    return repo.provisional_branch, [origin_event(op, target, repo.provisional_branch) for op in barred]
+
+
+def _after_write(repo: MemRepo, events: list[dict[str, Any]], routed: list[dict[str, Any]], results: list[OpResult],
+                 prov: Provenance, target: str, oid: Any) -> None:
+    """Governance after a write: warn about a forced route, log conflicts and duplicates, book the cost."""
+    for r in results if routed else []:
+        r.warnings.append(Finding("conflict.origin", "warning", "this origin may not write to verified directly; "
+                                  f"written to {target} for review instead", entry=r.id, category="conflict",
+                                  hint="a person promotes it after review (`memrepo review`, `memrepo promote`)"))
+    _record(repo, routed + events, prov, target, oid)
+    if oid is not None and (prov.tokens or prov.cost) and prov.task:
+        from .cost import record_cost
+
+        record_cost(repo, task=prov.task, tool="memrepo.write", tokens=prov.tokens or 0, cost=prov.cost,
+                    agent=prov.agent, calls=prov.tool_calls or 1, source="write", commit=str(oid), check=False)
+
+
+def _record(repo: MemRepo, events: list[dict[str, Any]], prov: Provenance, target: str, oid: Any) -> None:
+    if events:
+        from .conflicts import record_events
+
+        record_events(repo, events, prov=prov, branch=target, commit=str(oid) if oid is not None else None)
 
 
 def usage(repo: MemRepo, policy: Policy, snap: Snapshot) -> dict[str, dict[str, int | None]]:
@@ -159,6 +208,7 @@ def _check_origin_and_scope(op: Op, policy: Policy) -> None:
     if op.scope and op.scope not in policy.scopes:
         raise UsageError(f"unknown scope {op.scope!r}", where="--scope",
                          hint=f"use one of: {', '.join(policy.scopes)}; or declare it in policies/policy.yaml")
+    _check_field_types(op)
     if op.action in ("add", "replace"):
         if not op.text.strip():
             raise UsageError("text is empty", where=op.action, hint="give the fact to remember")
@@ -172,6 +222,25 @@ def _check_origin_and_scope(op: Op, policy: Policy) -> None:
         check_id(op.id, where="--id")
 
 
+def _check_field_types(op: Op) -> None:
+    """Hostile input (batch JSON, MCP, API): wrong types, NUL bytes, lone surrogates, terminal controls."""
+    for name in ("text", "old", "scope", "kind", "ttl", "origin"):
+        value = getattr(op, name)
+        if not isinstance(value, str):
+            raise UsageError(f"{name} must be a string, not {type(value).__name__}", where=f"{op.action}.{name}",
+                             hint="give text fields as JSON strings")
+    if not isinstance(op.tags, (list, tuple)) or not all(isinstance(t, str) for t in op.tags):
+        raise UsageError("tags must be a list of strings", where=f"{op.action}.tags", hint='e.g. "tags": ["deploy", "k8s"]')
+    for name in ("text", "old"):
+        bad = next((c for c in getattr(op, name) if (ord(c) < 0x20 and c not in "\t\n\r") or ord(c) == 0x7F
+                    or 0xD800 <= ord(c) <= 0xDFFF), None)
+        if bad is not None:
+            what = "a NUL byte" if bad == "\0" else ("bytes that are not UTF-8" if ord(bad) >= 0xD800
+                                                      else f"a control character (U+{ord(bad):04X})")
+            raise UsageError(f"{name} holds {what}", where=f"{op.action}.{name}",
+                             hint="memories are plain UTF-8 text: no NUL, terminal escapes or undecodable bytes")
+
+
 class _Plan:
     """The state of one commit being built: a snapshot plus the changes so far."""
 
@@ -181,6 +250,7 @@ class _Plan:
         self.overlay: dict[tuple[str, str], Entry | None] = {}  # (scope, id) -> entry written (None: removed)
         self.listed: dict[str, dict[str, Entry]] = {}  # full listings, only where needed (caps, substrings)
         self.digests: dict[str, dict[str, str]] = {}  # scope -> id -> text digest, after the changes so far
+        self.events: list[dict[str, Any]] = []  # conflicts and duplicates to log once committed (verbs/conflicts.py)
 
     # -- reading the state as it is after the changes so far ----------------------------------
     def entry(self, scope: str, entry_id: str) -> Entry | None:
@@ -234,23 +304,29 @@ class _Plan:
         text = op.text.strip("\n")
         candidate = Entry(id=op.id or new_id(scope), text=text, scope=scope, kind=op.kind, type=op.type or scope,
                           source_type=op.source_type or SOURCE_FOR_ORIGIN[op.origin], verification="pending", ttl=op.ttl,
-                          tags=tuple(op.tags), updated=now_iso(), ver=1, origin=op.origin)
+                          tags=tuple(op.tags), updated=op.updated or now_iso(), ver=op.ver or 1, origin=op.origin)
         path = self.policy.entry_path(scope, candidate.id)
         warnings = self._scan(candidate, path)
         dup = self._duplicate(scope, text)
         if dup is not None:
+            self._dup_event(dup, text)
             return OpResult("add", dup.id, scope, "duplicate",
                             f"Entry already exists as {dup.id}; nothing written.", dup.ver, warnings)
         taken = self._where(candidate.id)
         if taken is not None:
             if op.id is None:  # a generated id collided: draw again
                 return self._add(op)
+            from .conflicts import event
+
             raise Conflict(f"entry {op.id!r} already exists with a different value", where=taken,
-                           hint=f"this is a fact overwrite: run `memrepo replace {op.id} NEW_TEXT` to confirm it (ver + 1)")
+                           hint=f"this is a fact overwrite: run `memrepo replace {op.id} NEW_TEXT` to confirm it (ver + 1)",
+                           data={"conflict_event": event("conflict", "fact_overwrite", [op.id], scope=scope, new=text,
+                                                         decision="refused: confirm with `memrepo replace`")})
         self._schema(candidate, path)
         self._entry_cap(candidate, path)
+        warnings += self._governance(candidate)
         self._put(candidate, path)
-        return OpResult("add", candidate.id, scope, "added", "Entry added.", 1, warnings)
+        return OpResult("add", candidate.id, scope, "added", "Entry added.", candidate.ver, warnings)
 
     def _where(self, entry_id: str) -> str | None:
         """The path of an id in any scope (ids are unique across scopes, case-insensitively)."""
@@ -275,10 +351,15 @@ class _Plan:
                             found.ver, warnings)
         dup = self._duplicate(found.scope, text)
         if dup is not None and dup.id != found.id:
+            self._dup_event(dup, text)
             return OpResult("replace", dup.id, found.scope, "duplicate",
                             f"Another entry ({dup.id}) already says that; nothing written.", dup.ver, warnings)
         self._schema(updated, path)
         self._entry_cap(updated, path)
+        warnings += self._governance(updated)
+        from .conflicts import fact_overwrite_event
+
+        self.events.append(fact_overwrite_event(found, updated))
         self._put(updated, path)
         return OpResult("replace", found.id, found.scope, "replaced",
                         f"Entry replaced (ver {found.ver} -> {updated.ver}; the old version stays in history).",
@@ -320,6 +401,18 @@ class _Plan:
             if d == digest:
                 return self.entry(scope, eid)
         return None
+
+    def _governance(self, entry: Entry) -> list[Finding]:
+        """Near duplicates, tag and conclusion conflicts: warnings, logged once the commit lands."""
+        from .conflicts import write_warnings
+
+        return write_warnings(self, entry)
+
+    def _dup_event(self, dup: Entry, text: str) -> None:
+        from .conflicts import event
+
+        self.events.append(event("duplicate", "exact", [dup.id], scope=dup.scope, new=text, old=dup.text,
+                                 decision="no-op: nothing written"))
 
     def _schema(self, entry: Entry, path: str) -> None:
         errors = schema_findings(entry, self.policy, path)

@@ -1,0 +1,172 @@
+"""Train the learned layer of the detector and write policies/models/injection.json.
+
+A logistic regression (L2, balanced classes, L-BFGS) over the binary features of
+memrepo.detect.classifier (words, word bigrams, character 4-grams of the normalised text). The
+threshold is chosen on out-of-fold probabilities (5 folds) so that the whole scanner (rules OR
+classifier) stays under --max-fa false alarms on the training benign texts; then the model is
+refit on everything and cut to the --top weights of largest magnitude.
+
+numpy and scipy are needed here only; inference in memrepo is pure Python.
+
+Run: python bench/make_train_corpus.py && python bench/train_detector.py
+Never train or tune on tests/data/detect/heldout2.jsonl or the shared dev corpus.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy import sparse
+from scipy.optimize import minimize
+
+from memrepo.detect import classifier as clf
+from memrepo.detect.normalise import canonical_chain, decoded_payloads
+from memrepo.detect.scanner import Scanner
+
+ROOT = Path(__file__).resolve().parents[1]
+TRAIN = ROOT / "bench" / "detector_train.jsonl"
+OUT = ROOT / "policies" / "models" / "injection.json"
+
+
+def normalised(text: str) -> str:
+    chain = canonical_chain(text)
+    return chain[-1].text if chain else text
+
+
+def examples(rows: list[dict[str, str]]) -> tuple[list[set[str]], list[int], list[int]]:
+    """Feature sets, labels and the source row of each example; decoded payloads of attacks count
+    as extra attack examples (the scanner classifies payloads too)."""
+    feats, labels, src = [], [], []
+    for i, r in enumerate(rows):
+        y = 1 if r["label"] == "attack" else 0
+        texts = [normalised(r["text"])]
+        if y:
+            texts += [normalised(p.text) for p in decoded_payloads(r["text"])]
+        for t in texts:
+            feats.append(clf.features(clf.prepare(t)))
+            labels.append(y)
+            src.append(i)
+    return feats, labels, src
+
+
+def matrix(feats: list[set[str]], vocab: dict[str, int]) -> sparse.csr_matrix:
+    rows, cols = [], []
+    for i, fs in enumerate(feats):
+        for f in fs:
+            j = vocab.get(f)
+            if j is not None:
+                rows.append(i)
+                cols.append(j)
+    return sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(feats), len(vocab)))
+
+
+def fit(x: sparse.csr_matrix, y: np.ndarray, c: float) -> tuple[np.ndarray, float]:
+    pos = y.sum()
+    sw = np.where(y == 1, len(y) / (2 * pos), len(y) / (2 * (len(y) - pos)))
+
+    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        w, b = theta[:-1], theta[-1]
+        z = x @ w + b
+        p = 1 / (1 + np.exp(-z))
+        eps = 1e-12
+        ll = -np.sum(sw * (y * np.log(p + eps) + (1 - y) * np.log(1 - p + eps)))
+        g = sw * (p - y)
+        grad_w = x.T @ g + w / c
+        return ll + 0.5 * np.dot(w, w) / c, np.append(grad_w, g.sum())
+
+    res = minimize(loss, np.zeros(x.shape[1] + 1), jac=True, method="L-BFGS-B", options={"maxiter": 500})
+    return res.x[:-1], float(res.x[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--c", type=float, default=1.0, help="inverse L2 strength")
+    ap.add_argument("--top", type=int, default=6000, help="weights kept (largest magnitude)")
+    ap.add_argument("--min-df", type=int, default=2)
+    ap.add_argument("--max-fa", type=float, default=0.01, help="scanner false-alarm budget on out-of-fold training benign")
+    args = ap.parse_args()
+    t0 = time.time()
+    rows = [json.loads(line) for line in TRAIN.read_text(encoding="utf-8").splitlines() if line.strip()]
+    feats, labels, src = examples(rows)
+    y = np.array(labels, dtype=float)
+    df: dict[str, int] = {}
+    for fs in feats:
+        for f in fs:
+            df[f] = df.get(f, 0) + 1
+    vocab = {f: i for i, f in enumerate(sorted(f for f, n in df.items() if n >= args.min_df))}
+    x = matrix(feats, vocab)
+    print(f"{len(rows)} rows, {len(feats)} examples ({int(y.sum())} attack), {len(vocab)} features")
+
+    # Out-of-fold probabilities, folds by source row (a row and its decoded payload stay together).
+    rng = np.random.default_rng(7)
+    fold_of_row = rng.integers(0, 5, size=len(rows))
+    fold = fold_of_row[np.array(src)]
+    oof = np.zeros(len(y))
+    for k in range(5):
+        tr, te = fold != k, fold == k
+        w, b = fit(x[tr], y[tr], args.c)
+        oof[te] = x[te] @ w + b
+    # Rules (without the classifier) on each training row: "hard" findings always block, "soft" ones
+    # (veto categories, raw text) block unless the classifier is confident the text is benign.
+    from memrepo.resources import default_policy_files
+
+    rules_only = Scanner.from_policy_files(default_policy_files())
+    rules_only.model = None
+    hard = np.zeros(len(rows), dtype=bool)
+    soft = np.zeros(len(rows), dtype=bool)
+    for i, r in enumerate(rows):
+        for f in rules_only.scan_text(r["text"]):
+            if f.severity != "error":
+                continue
+            if f.category in rules_only.veto_categories and f.normalisation == "":
+                soft[i] = True
+            else:
+                hard[i] = True
+    rule_hit = hard | soft
+    row_logit = np.full(len(rows), -np.inf)
+    for z, i in zip(oof, src):
+        row_logit[i] = max(row_logit[i], z)
+    row_y = np.array([r["label"] == "attack" for r in rows])
+    for i in np.flatnonzero(rule_hit & ~row_y):
+        print(f"  rules' false alarm on training benign: {rows[i]['id']}: {rows[i]['text'][:100]}")
+    best = None
+    for veto in [-np.inf, *np.linspace(-8, 2, 41)]:
+        for t in np.linspace(-2, 8, 201):
+            flagged = hard | (soft & (row_logit >= veto)) | (row_logit >= t)
+            fa = flagged[~row_y].mean()
+            det = flagged[row_y].mean()
+            if fa <= args.max_fa and (best is None or (det, veto) > (best[2], best[1])):
+                best = (float(t), float(veto), det, fa)
+    assert best is not None, "no threshold meets the false-alarm budget"
+    t_logit, veto_logit, det, fa = best
+    print(f"out-of-fold: rules alone detect {rule_hit[row_y].mean():.1%} at {rule_hit[~row_y].mean():.1%} false alarms; "
+          f"with classifier (logit >= {t_logit:.2f}, veto below {veto_logit:.2f}) {det:.1%} at {fa:.1%}")
+
+    w, b = fit(x, y, args.c)
+    order = np.argsort(-np.abs(w))[: args.top]
+    names = sorted(vocab, key=vocab.__getitem__)
+    weights = {names[j]: round(float(w[j]), 4) for j in sorted(order) if abs(w[j]) >= 1e-4}
+    threshold = float(1 / (1 + np.exp(-t_logit)))
+    veto = None if veto_logit == -np.inf else round(float(1 / (1 + np.exp(-veto_logit))), 6)
+    doc = {
+        "format": clf.FORMAT,
+        "about": "memrepo injection classifier: logistic regression over words, word bigrams and character 4-grams "
+                 "(see memrepo.detect.classifier); trained by bench/train_detector.py on bench/detector_train.jsonl",
+        "trained": {"rows": len(rows), "examples": len(feats), "attacks": int(y.sum()), "features": len(vocab), "kept": len(weights),
+                    "c": args.c, "oof_detection": round(float(det), 4), "oof_false_alarms": round(float(fa), 4)},
+        "bias": round(b, 4),
+        "threshold": round(threshold, 4),
+        "veto": veto,
+        "weights": weights,
+    }
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(doc, ensure_ascii=False, separators=(",", ":"), sort_keys=False) + "\n", encoding="utf-8")
+    print(f"wrote {OUT.relative_to(ROOT)}: {len(weights)} weights, threshold p >= {threshold:.3f}, "
+          f"{OUT.stat().st_size / 1024:.0f} KB, {time.time() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

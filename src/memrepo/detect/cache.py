@@ -1,0 +1,82 @@
+"""On-disk cache of built rule specs, keyed by the content hash of the files they come from.
+
+Parsing and validating the rule files (YAML, JSON Schema, needle analysis) costs hundreds of
+milliseconds; every ``memrepo remember`` would pay it. The built spec is plain JSON, written to a
+temporary file and moved into place (a reader sees the whole file or none); no pickle, so nothing
+in the cache can run code. An unreadable or unwritable cache is a miss, never an error.
+
+Location: ``$MEMREPO_CACHE_DIR/detect``, else ``$XDG_CACHE_HOME/memrepo/detect``, else
+``~/.cache/memrepo/detect``; ``MEMREPO_CACHE_DIR=off`` turns it off.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable
+from typing import Any
+
+_MEMORY: dict[str, Any] = {}
+
+
+def content_key(*parts: Iterable[tuple[str, bytes]] | str) -> str:
+    """A hash of names and contents (or plain strings)."""
+    h = hashlib.sha256()
+    for part in parts:
+        items = [("", part.encode())] if isinstance(part, str) else part
+        for name, data in items:
+            h.update(name.encode() + b"\0" + len(data).to_bytes(8, "big") + data)
+    return h.hexdigest()[:32]
+
+
+def cache_dir() -> str | None:
+    """The cache folder (pathlib and tempfile are not imported: this runs on every CLI call)."""
+    env = os.environ.get("MEMREPO_CACHE_DIR")
+    if env == "off":
+        return None
+    if env:
+        return os.path.join(env, "detect")
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "memrepo", "detect")
+
+
+def cached(kind: str, key: str, build: Callable[[], Any]) -> Any:
+    """``build()``'s JSON-able result, from this process, the disk cache, or built and stored."""
+    mem_key = f"{kind}-{key}"
+    if mem_key in _MEMORY:
+        return _MEMORY[mem_key]
+    folder = cache_dir()
+    path = os.path.join(folder, f"{mem_key}.json") if folder else None
+    value = _read(path) if path else None
+    if value is None:
+        value = build()
+        if path:
+            _write(path, value)
+    _MEMORY[mem_key] = value
+    return value
+
+
+def _read(path: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return None
+
+
+def _write(path: str, value: Any) -> None:
+    import tempfile
+
+    try:
+        folder = os.path.dirname(path)
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(value, fh, ensure_ascii=False, separators=(",", ":"))
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        pass

@@ -1,0 +1,156 @@
+"""Learned layer: a linear classifier over word and character n-grams, in pure Python.
+
+Patterns name phrasings; this layer generalises over them. The model is data
+(``policies/models/injection.json``, trained offline by ``bench/train_detector.py``): a bias, a
+threshold and sparse weights keyed by feature strings, so inference is a dictionary look-up per
+n-gram and a sum, with no numpy and no hashing at run time.
+
+Features of a (normalised, lower-cased) text, quoted spans blanked as in the scoring layer:
+
+* ``w:<word>``            a word (CJK text: each character is a word);
+* ``b:<word> <word>``     two consecutive words (CJK: character bigrams);
+* ``c:<4 chars>``         character 4-grams of each Latin-script word padded with spaces
+                          (inflections: "ignorieren", "oubliez", "olvídate" share stems).
+
+A text is scored per window of one or two consecutive sentences; the best window decides, so a
+long benign entry does not dilute an order hidden in one sentence of it.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any, NamedTuple
+
+from ..errors import ParseError
+
+DEFAULT_MODEL = "models/injection.json"
+FORMAT = "memrepo-linear-v1"
+MAX_WINDOWS = 64
+
+_TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+_CJK_RE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_QUOTED_RE = re.compile(r"(?<!\w)'[^'\n]{1,80}'(?!\w)|\"[^\"\n]{1,80}\"|‘[^’\n]{1,80}’|“[^”\n]{1,80}”|「[^」\n]{1,80}」")
+_SENTENCE_RE = re.compile(r"(?:[^.!?;。！？；\n]|[.!?](?=[^\s.!?]))+[.!?。！？;；]*")
+
+
+def tokens(text: str) -> list[str]:
+    out: list[str] = []
+    for tok in _TOKEN_RE.findall(text):
+        if _CJK_RE.search(tok):
+            out.extend(tok)
+        else:
+            out.append(tok)
+    return out
+
+
+def features(text: str) -> set[str]:
+    """The feature strings of ``text`` (already normalised and lower-cased)."""
+    toks = tokens(text)
+    feats = {"w:" + t for t in toks}
+    feats.update("b:" + a + " " + b for a, b in zip(toks, toks[1:]))
+    for t in toks:
+        if len(t) >= 3 and not _CJK_RE.match(t):
+            padded = " " + t + " "
+            feats.update("c:" + padded[i: i + 4] for i in range(len(padded) - 3))
+    return feats
+
+
+def prepare(text: str) -> str:
+    """What features are taken from: lower-cased, short quoted spans blanked (a memory that
+    *mentions* a phrase in quotes is not giving that order)."""
+    return _QUOTED_RE.sub(" ", text).lower()
+
+
+def windows(text: str) -> list[tuple[int, str]]:
+    """Sentences (start, text) of ``text``; scoring looks at each and each consecutive pair."""
+    return [(m.start(), m.group(0)) for m in _SENTENCE_RE.finditer(text) if m.group(0).strip()][:MAX_WINDOWS]
+
+
+class Verdict(NamedTuple):
+    probability: float
+    start: int
+    excerpt: str
+    top: tuple[tuple[str, float], ...]  # the features that pushed the score up most
+
+
+class Model:
+    """A linear model: ``p = sigmoid(bias + sum(weights[f] for f in features(window)))``."""
+
+    def __init__(self, bias: float, weights: Mapping[str, float], threshold: float, veto: float | None = None) -> None:
+        self.bias = bias
+        self.weights = weights
+        self.threshold = threshold  # at or above: a finding of its own
+        self.veto = veto  # below: pattern findings of the veto categories are demoted to warnings
+
+    def logit(self, feats: set[str]) -> float:
+        get = self.weights.get
+        return self.bias + sum(get(f, 0.0) for f in feats)
+
+    def probability(self, text: str) -> float:
+        """The probability that ``text`` (one short text, normalised) is an injection."""
+        return _sigmoid(self.logit(features(prepare(text))))
+
+    def best_window(self, text: str) -> Verdict | None:
+        """The highest-scoring window of one or two sentences of ``text``."""
+        prepared = prepare(text)
+        sents = windows(prepared)
+        if not sents:
+            return None
+        feats = [features(s) for _, s in sents]
+        best_logit, best_i, best_n = -math.inf, 0, 1
+        for i in range(len(sents)):
+            for n in (1, 2) if i + 1 < len(sents) else (1,):
+                fs = feats[i] if n == 1 else feats[i] | feats[i + 1]
+                z = self.logit(fs)
+                if z > best_logit:
+                    best_logit, best_i, best_n = z, i, n
+        fs = feats[best_i] if best_n == 1 else feats[best_i] | feats[best_i + 1]
+        top = sorted(((f, self.weights[f]) for f in fs if self.weights.get(f, 0.0) > 0), key=lambda x: -x[1])[:6]
+        start = sents[best_i][0]
+        end = sents[best_i + best_n - 1][0] + len(sents[best_i + best_n - 1][1])
+        return Verdict(_sigmoid(best_logit), start, text[start:end].strip(), tuple((f, round(w, 3)) for f, w in top))
+
+
+def _sigmoid(z: float) -> float:
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
+
+
+def load_model(files: Mapping[str, bytes], name: str, threshold: float | None = None) -> Model:
+    """The model stored at ``policies/<name>`` (else memrepo's shipped copy of that name)."""
+    data = files.get(name)
+    if data is None:
+        data = _shipped(name)
+    doc = _parse_model(data, name)
+    veto = doc.get("veto")
+    return Model(float(doc["bias"]), doc["weights"], float(doc["threshold"] if threshold is None else threshold),
+                 None if veto is None else float(veto))
+
+
+@lru_cache(maxsize=4)
+def _shipped(name: str) -> bytes:
+    from ..resources import default_policies_dir
+
+    path = default_policies_dir() / name
+    try:
+        return path.read_bytes()
+    except OSError:
+        raise ParseError(f"classifier model {name} not found", where=f"policies/{name}",
+                         hint="restore it from memrepo's defaults, or set scan.model: null in policy.yaml") from None
+
+
+@lru_cache(maxsize=4)
+def _parse_model(data: bytes, name: str) -> dict[str, Any]:
+    where = f"policies/{name}"
+    try:
+        doc = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ParseError(f"classifier model is not JSON: {exc}", where=where, hint="re-run bench/train_detector.py") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("weights"), dict):
+        raise ParseError(f"classifier model is not in format {FORMAT}", where=where, hint="re-run bench/train_detector.py")
+    return doc
