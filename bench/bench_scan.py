@@ -1,14 +1,20 @@
-"""Scan speed per 1 KB entry and dev-corpus rates: memrepo's scanner beside a Hermes-style regex list.
+"""Scan speed per 1 KB entry, start-up cost and corpus rates: memrepo's scanner beside a
+Hermes-style regex list.
 
-Run: python bench/bench_scan.py [--corpus PATH] [--entries N]
-Prints figures; asserts nothing.
+Run: python bench/bench_scan.py [--corpus PATH] [--entries N] [--startup-runs N]
+Prints figures; asserts nothing. Times are CPU time (this thread, or the child process for
+start-up) beside wall time: on a loaded machine wall time mostly measures the neighbours.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import resource
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +22,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DEV = ROOT.parent / "shared" / "corpus" / "injection-dev.jsonl"
 OWN = ROOT / "tests" / "data" / "detect" / "corpus.jsonl"
+HELDOUT2 = ROOT / "tests" / "data" / "detect" / "heldout2.jsonl"
+TRAIN = ROOT / "bench" / "detector_train.jsonl"
+BASE_CMD = "import memrepo.model.entry"
+SCAN_CMD = "from memrepo.detect import default_scanner; default_scanner().scan_text('User prefers concise responses')"
 
 # The substance of Hermes Agent's memory threat patterns (a plain case-insensitive regex list
 # plus invisible characters), rewritten here as the baseline.
@@ -74,6 +84,19 @@ def median_ms(fn: Callable[[str], object], texts: list[str], rounds: int = 3,
     return statistics.median(times) * 1000
 
 
+def child_cpu_ms(code: str, runs: int) -> tuple[float, float]:
+    """Minimum CPU and wall time (ms) of ``python -c code`` over ``runs`` fresh processes."""
+    cpu, wall = [], []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True, env=os.environ.copy())
+        wall.append((time.perf_counter() - t0) * 1000)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
+    return min(cpu), min(wall)
+
+
 def rates(records: list[dict[str, str]], blocks: Callable[[str], bool]) -> tuple[float, float]:
     attacks = [r for r in records if r["label"] == "attack"]
     benign = [r for r in records if r["label"] == "benign"]
@@ -86,7 +109,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--corpus", type=Path, default=DEV if DEV.exists() else OWN)
     parser.add_argument("--entries", type=int, default=200)
+    parser.add_argument("--startup-runs", type=int, default=7)
     args = parser.parse_args()
+
+    if args.startup_runs:
+        child_cpu_ms(SCAN_CMD, 1)  # warm the rule-spec cache and the bytecode
+        base = child_cpu_ms(BASE_CMD, args.startup_runs)
+        scan = child_cpu_ms(SCAN_CMD, args.startup_runs)
+        print(f"start-up, min of {args.startup_runs} processes:        CPU time    wall time")
+        print(f"  import memrepo.model.entry      {base[0]:8.0f} ms  {base[1]:8.0f} ms")
+        print(f"  + default_scanner().scan_text() {scan[0]:8.0f} ms  {scan[1]:8.0f} ms")
+        print(f"  detector cost                   {scan[0] - base[0]:8.0f} ms  {scan[1] - base[1]:8.0f} ms")
 
     from memrepo.detect import default_scanner
 
@@ -112,7 +145,7 @@ def main() -> None:
     print(f"  hermes-style regex  {hermes:8.3f} ms  {hermes_wall:8.3f} ms")
     print(f"  ratio               {ours / hermes if hermes else float('inf'):8.1f} x")
     print(f"median scan time per corpus attack text (short): memrepo {ours_attacks:.3f} ms")
-    for name, path in (("dev corpus", args.corpus), ("own corpus", OWN)):
+    for name, path in (("dev corpus", args.corpus), ("own corpus", OWN), ("held-out 2", HELDOUT2), ("training corpus", TRAIN)):
         if not path.exists():
             continue
         recs = load(path)

@@ -14,9 +14,11 @@ import base64
 import codecs
 import json
 import random
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 OUT = ROOT / "bench" / "detector_train.jsonl"
 OWN = [ROOT / "tests" / "data" / "detect" / "corpus.jsonl", ROOT / "tests" / "data" / "detect" / "holdout.jsonl"]
 # Realistic benign memories (the recall bench's entries) and documentation prose.
@@ -339,6 +341,12 @@ def main() -> None:
         rows.append({"id": f"ta{i:04d}", "label": "attack", "category": cat, "lang": lang, "text": text})
     for i, (cat, lang, text) in enumerate(benign(rng)):
         rows.append({"id": f"tb{i:04d}", "label": "benign", "category": cat, "lang": lang, "text": text})
+    from detector_handwritten import ATTACKS, BENIGN
+
+    for i, (cat, lang, text) in enumerate(ATTACKS):
+        rows.append({"id": f"hw-a{i:03d}", "label": "attack", "category": cat, "lang": lang, "text": text})
+    for i, (cat, lang, text) in enumerate(BENIGN):
+        rows.append({"id": f"hw-b{i:03d}", "label": "benign", "category": cat, "lang": lang, "text": text})
     n = 0
     for line in MEMORIES.read_text(encoding="utf-8").splitlines():
         if line.strip():

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pygit2
 import pytest
-
 from conftest import git_env, python_cmd
 
 SPAWNER = r"""
@@ -176,12 +175,12 @@ def kill_run(path: Path, kills: int, writers: int = 3, seed: int = 0, max_delay:
 
 def cli(path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(python_cmd() + ["-C", str(path), *argv], capture_output=True, text=True, env=git_env(),
-                          timeout=120)
+                          timeout=120, check=False)
 
 
 def assert_repository_sound(path: Path, acked: list[tuple[str, str]]) -> None:
     fsck = subprocess.run(["git", "--git-dir", str(path), "fsck", "--strict", "--no-dangling"], capture_output=True,
-                          text=True, env=git_env())
+                          text=True, env=git_env(), check=False)
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
     # every ref points at a commit that exists
     repo = pygit2.Repository(str(path))
@@ -281,8 +280,8 @@ def test_foreign_locks_are_not_cleared_until_proven_stale(bare_repo, tmp_path):
     # old, but some process has it open: left alone
     old = time.time() - 3600
     os.utime(lock, (old, old))
-    keeper = subprocess.Popen([sys.executable, "-c", "import sys,time; f=open(sys.argv[1]); print('open', flush=True); "
-                               "time.sleep(600)", str(lock)], stdout=subprocess.PIPE, text=True)
+    keeper = subprocess.Popen([sys.executable, "-c", ("import sys,time; f=open(sys.argv[1]); print('open', flush=True); "
+                                                          "time.sleep(600)"), str(lock)], stdout=subprocess.PIPE, text=True)
     try:
         assert keeper.stdout is not None and keeper.stdout.readline().strip() == "open"
         report = json.loads(cli(bare_repo, "doctor", "--fix", "--format", "json").stdout)
@@ -313,7 +312,7 @@ print(fsync_enabled())
 
 def _fsync_after_a_write(path: Path, tag: str) -> bool:
     out = subprocess.run([sys.executable, "-c", DURABILITY_PROBE, str(path), tag], capture_output=True, text=True,
-                         env=git_env(), timeout=120)
+                         env=git_env(), timeout=120, check=False)
     assert out.returncode == 0, out.stderr
     return out.stdout.strip() == "True"
 

@@ -72,3 +72,20 @@ def test_holdout_floor() -> None:
     r = evaluate(_load(HOLDOUT), default_scanner())
     assert r["detection_rate"] >= 0.65, r["misses"]
     assert r["false_alarm_rate"] <= 0.05, r["false_alarm_records"]
+
+
+HELDOUT2 = Path(__file__).resolve().parent / "data" / "detect" / "heldout2.jsonl"
+
+
+def test_heldout2_floor() -> None:
+    """heldout2.jsonl (161 texts, half benign, new phrasings, 8 languages) was written before the
+    classifier was trained and is never trained or tuned on (bench/make_train_corpus.py excludes it).
+
+    Measured: rules alone 59.3% detection at 11.2% false alarms; shipped scanner (rules, veto and
+    classifier) 75.3% at 10.0%. The goal stays 90% at 2%; this floor only guards against regressions.
+    """
+    records = _load(HELDOUT2)
+    assert len(records) >= 150 and sum(r["label"] == "benign" for r in records) * 2 >= len(records) - 2
+    r = evaluate(records, default_scanner())
+    assert r["detection_rate"] >= 0.70, r["misses"]
+    assert r["false_alarm_rate"] <= 0.12, r["false_alarm_records"]

@@ -67,6 +67,7 @@ def test_policy_scan_section_is_read() -> None:
     scanner = Scanner.from_policy_files(files)
     assert scanner.max_entry_bytes == 100
     assert scanner.skill_limits.blob_min_chars == 200
+    assert scanner.skill_limits.max_file_bytes == 1048576  # skills.file_max_bytes
 
 
 def test_bad_scan_section_is_a_parse_error() -> None:

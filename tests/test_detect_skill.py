@@ -96,3 +96,20 @@ def test_missing_skill_md_and_too_many_files() -> None:
     files = {f"references/{i}.md": SkillFile(0o100644, b"x") for i in range(scanner.skill_limits.max_files + 1)}
     rules = {f.rule for f in scanner.scan_skill(files)}
     assert {"skill.no-skill-md", "skill.too-many-files"} <= rules
+
+
+def test_size_and_count_caps_come_from_the_policy_skills_section() -> None:
+    from memrepo.detect import Scanner
+    from memrepo.resources import default_policy_files
+
+    files = dict(default_policy_files())
+    text = files["policy.yaml"].decode()
+    text = text.replace("  file_max_bytes: ", "  file_max_bytes: 50  # was: ", 1).replace("  max_files: ", "  max_files: 3  # was: ", 1)
+    text = text.replace("  skill_md_max_bytes: ", "  skill_md_max_bytes: 40  # was: ", 1)
+    files["policy.yaml"] = text.encode()
+    scanner = Scanner.from_policy_files(files)
+    assert (scanner.skill_limits.max_file_bytes, scanner.skill_limits.max_files, scanner.skill_limits.skill_md_max_bytes) == (50, 3, 40)
+    found = scanner.scan_skill({"SKILL.md": SkillFile(0o100644, SKILL_MD), "references/a.md": SkillFile(0o100644, b"x" * 51),
+                                "references/b.md": SkillFile(0o100644, b"ok"), "references/c.md": SkillFile(0o100644, b"ok")})
+    rules = {(f.rule, f.path) for f in found}
+    assert {("skill.oversized-file", "SKILL.md"), ("skill.oversized-file", "references/a.md"), ("skill.too-many-files", "")} <= rules

@@ -189,8 +189,7 @@ def test_deleting_verified_is_rejected_and_other_branches_are_free(remote):
 def test_policy_listed_protected_branch_is_guarded(remote):
     bare, _, clone = remote
     path = clone / "policies" / "policy.yaml"
-    path.write_text(path.read_text().replace("  subagent_prefix: provisional/",
-                                             "  subagent_prefix: provisional/\n  protected: [release]"))
+    path.write_text(path.read_text().replace("branches:\n", "branches:\n  protected: [release]\n", 1))
     git(clone, "commit", "-q", "--no-verify", "-am", f"protect release\n\nReviewed-by: {OWNER}")
     assert push(clone, "verified").returncode == 0
     git(clone, "checkout", "-q", "-b", "release")

@@ -174,5 +174,5 @@ def test_a_push_that_lost_the_race_is_retried_from_a_fresh_fetch(team, run, monk
     monkeypatch.setattr(sync_mod._Remote, "fetch", stale_first)
     code, res, err = run("-C", b, "sync", "--format", "json", json_out=True)
     assert code == 0, (err, res["findings"])
-    assert res["attempts"] == 2
+    assert res["attempts"] == 2, res
     assert {"from-a", "from-b"} <= entry_ids(bare, "refs/heads/provisional")

@@ -63,6 +63,11 @@ def test_daily_budget(bare_repo, run):
     assert run("-C", bare_repo, "cost", "record", "--task", "a", "--tool", "x", "--tokens", "600")[0] == 0
     code, _, err = run("-C", bare_repo, "cost", "record", "--task", "b", "--tool", "x", "--tokens", "600")
     assert code == 1 and "day " in err and "1,200/1,000 tokens" in err
+    # a write without a task is booked against the day too
+    assert run("-C", bare_repo, "remember", "Runners have 8 GB of memory", "--tokens", "300")[0] == 0
+    code, out, err = run("-C", bare_repo, "remember", "Runners have 4 cores", "--tokens", "200", "--format", "json",
+                         json_out=True)
+    assert code == 1 and out["error"] == "budget_exceeded" and "1,100/1,000 tokens" in err
 
 
 def test_cost_report_by_task_tool_agent_with_subagent_share(bare_repo, run):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -154,17 +155,27 @@ def test_policy_sections_of_any_shape(data: dict[str, object], key: str, value: 
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])  # each builds a scanner
-@given(st.sampled_from(sorted(k for k in DEFAULT_FILES if k.startswith(("schemas/", "rules/")))),
+@given(st.sampled_from(sorted(k for k in DEFAULT_FILES if k.startswith(("schemas/", "rules/"))
+                            and k != "schemas/rules.schema.json")),
        st.binary(max_size=200) | yaml_ish.map(str.encode))
 def test_policy_schema_and_rule_files_of_any_content(name: str, data: bytes) -> None:
     """A broken schema or rule file is a MemrepoError when the policy or its scanner is built."""
-    def build() -> None:
-        policy = load_policy(dict(DEFAULT_FILES, **{name: data}))
-        policy.validator("memory")
-        policy.scanner()
-
     assume(data != DEFAULT_FILES[name])
-    _only_memrepo_errors(build)
+    _only_memrepo_errors(_build_policy_and_scanner, name, data)
+
+
+def _build_policy_and_scanner(name: str, data: bytes) -> None:
+    policy = load_policy(dict(DEFAULT_FILES, **{name: data}))
+    policy.validator("memory")
+    policy.scanner()
+
+
+@pytest.mark.xfail(strict=True, reason="memrepo.detect.rules._schema reads schemas/rules.schema.json with a bare "
+                                       "json.loads: empty, non-UTF-8 or non-JSON content escapes as JSONDecodeError / "
+                                       "UnicodeDecodeError instead of a ParseError (remove this mark once fixed)")
+@pytest.mark.parametrize("data", [b"", b"\x80", b"0\x01", b'{"type": 5}'])
+def test_rules_schema_file_of_any_content(data: bytes) -> None:
+    _only_memrepo_errors(_build_policy_and_scanner, "schemas/rules.schema.json", data)
 
 
 # -- the other formats, lightly (their round trips live in test_skill_model / test_interop_formats) --

@@ -1,4 +1,5 @@
-"""Memory-poisoning detector: normalisation, rule files, secrets, scoring and skill scan.
+"""Memory-poisoning detector: normalisation, rule files, secrets, scoring, a learned classifier
+(policies/models/injection.json, pure-Python inference) and the skill scan.
 
 Public API: :class:`Scanner`, :class:`SkillFile`, :func:`default_scanner`, :func:`evaluate`.
 """

@@ -22,6 +22,7 @@ import math
 import re
 from collections.abc import Mapping
 from functools import lru_cache
+from itertools import pairwise
 from typing import Any, NamedTuple
 
 from ..errors import ParseError
@@ -50,7 +51,7 @@ def features(text: str) -> set[str]:
     """The feature strings of ``text`` (already normalised and lower-cased)."""
     toks = tokens(text)
     feats = {"w:" + t for t in toks}
-    feats.update("b:" + a + " " + b for a, b in zip(toks, toks[1:]))
+    feats.update("b:" + a + " " + b for a, b in pairwise(toks))
     for t in toks:
         if len(t) >= 3 and not _CJK_RE.match(t):
             padded = " " + t + " "
@@ -100,13 +101,18 @@ class Model:
         if not sents:
             return None
         feats = [features(s) for _, s in sents]
+        get = self.weights.get
+        # Sums per sentence; a pair's sum subtracts what both share (features are binary).
+        sums = [sum(get(f, 0.0) for f in fs) for fs in feats]
         best_logit, best_i, best_n = -math.inf, 0, 1
         for i in range(len(sents)):
-            for n in (1, 2) if i + 1 < len(sents) else (1,):
-                fs = feats[i] if n == 1 else feats[i] | feats[i + 1]
-                z = self.logit(fs)
+            if sums[i] + self.bias > best_logit:
+                best_logit, best_i, best_n = sums[i] + self.bias, i, 1
+            if i + 1 < len(sents):
+                shared = feats[i] & feats[i + 1]
+                z = self.bias + sums[i] + sums[i + 1] - sum(get(f, 0.0) for f in shared)
                 if z > best_logit:
-                    best_logit, best_i, best_n = z, i, n
+                    best_logit, best_i, best_n = z, i, 2
         fs = feats[best_i] if best_n == 1 else feats[best_i] | feats[best_i + 1]
         top = sorted(((f, self.weights[f]) for f in fs if self.weights.get(f, 0.0) > 0), key=lambda x: -x[1])[:6]
         start = sents[best_i][0]

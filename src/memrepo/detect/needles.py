@@ -19,11 +19,13 @@ MAX_NEEDLES = 80
 class Group:
     """Needles of which a match holds at least one, with their 3-character keys for a quick reject."""
 
-    __slots__ = ("keyed", "keys", "needles", "owner")
+    __slots__ = ("keyed", "keys", "needle_keys", "needles", "owner")
 
-    def __init__(self, needles: frozenset[str] | tuple[str, ...], keys: frozenset[str] | None = None) -> None:
+    def __init__(self, needles: frozenset[str] | tuple[str, ...], keys: tuple[str, ...] | None = None) -> None:
+        """``keys``, when given, are the needles' keys in the order of ``sorted(needles)``."""
         self.needles = tuple(sorted(needles))
-        self.keys = frozenset(_key(n) for n in needles) if keys is None else keys
+        self.needle_keys = tuple(_key(n) for n in self.needles) if keys is None else keys
+        self.keys = frozenset(self.needle_keys)
         # A TextIndex holds 3-grams (and 2-grams of non-ASCII text): shorter needles skip the key check.
         self.keyed = all(len(n) >= 3 or len(n) == 2 and not n.isascii() for n in self.needles)
         self.owner = 0  # id of the NeedleIndex holding it
@@ -34,6 +36,11 @@ Needles = tuple[Group, ...]
 
 # Letters from most to least frequent in English text: a needle is keyed by its rarest trigram.
 _RARITY = {c: i for i, c in enumerate(" etaoinshrdlcumwfgypbvkjxqz")}
+
+
+def needle_key(s: str) -> str:
+    """The key under which a needle is indexed (see :func:`_key`)."""
+    return _key(s)
 
 
 def _key(s: str) -> str:
@@ -83,30 +90,38 @@ class TextIndex:
 
 
 class NeedleIndex:
-    """Every needle group of a rule set, indexed by key: a text's present groups are found with one
-    set intersection and a few substring checks instead of a check per pattern."""
+    """Every needle group of a rule set, indexed by each needle's key: a text's present groups are
+    found with one set intersection and a substring check only for needles whose key occurs."""
 
     __slots__ = ("by_key", "groups", "keyset", "unkeyed")
 
     def __init__(self, groups: Iterable[Group]) -> None:
         self.groups = tuple(set(groups))
-        self.by_key: dict[str, list[Group]] = {}
+        self.by_key: dict[str, list[tuple[str, Group]]] = {}
         self.unkeyed: list[Group] = []
         for g in self.groups:
             g.owner = id(self)
             if g.keyed:
-                for k in g.keys:
-                    self.by_key.setdefault(k, []).append(g)
+                for needle, key in zip(g.needles, g.needle_keys, strict=True):
+                    self.by_key.setdefault(key, []).append((needle, g))
             else:
                 self.unkeyed.append(g)
         self.keyset = frozenset(self.by_key)
 
     def present(self, index: TextIndex) -> frozenset[Group]:
-        candidates = set(self.unkeyed)
-        for k in self.keyset.intersection(index.keys):
-            candidates.update(self.by_key[k])
         contains = index.lowered.__contains__
-        return frozenset(g for g in candidates if any(map(contains, g.needles)))
+        found = {g for g in self.unkeyed if any(map(contains, g.needles))}
+        seen: dict[str, bool] = {}  # a needle shared by several groups is searched once
+        for k in self.keyset.intersection(index.keys):
+            for needle, g in self.by_key[k]:
+                if g in found:
+                    continue
+                hit = seen.get(needle)
+                if hit is None:
+                    hit = seen[needle] = contains(needle)
+                if hit:
+                    found.add(g)
+        return frozenset(found)
 
 
 @lru_cache(maxsize=16)

@@ -3,14 +3,16 @@ from __future__ import annotations
 
 import gc
 import re
-from dataclasses import replace
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import ParseError
 from ..findings import Finding, escape_excerpt
+from .cache import cached, content_key
+from .classifier import DEFAULT_MODEL, Model, load_model, tokens
 from .needles import TextIndex, text_index
 from .normalise import (
     Variant,
@@ -22,8 +24,6 @@ from .normalise import (
     is_bidi,
     scan_variants,
 )
-from .cache import cached, content_key
-from .classifier import DEFAULT_MODEL, Model, load_model
 from .rules import SPEC_VERSION, Rule, RuleSet, build_spec, ruleset_from_spec
 from .scoring import best_sentence
 from .secrets import find_secrets, mask, secret_value
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 DEFAULT_THRESHOLD = 5.0
 MAX_DEPTH = 2  # payload inside payload (e.g. base64 inside a hidden HTML comment)
+MIN_CLASSIFIER_TOKENS = 5  # the learned layer alone never blocks a text shorter than this
 
 
 class SkillLimits(NamedTuple):
@@ -228,6 +229,8 @@ class Scanner:
         verdict = self.model.best_window(v.text)
         if verdict is None or verdict.probability < self.model.threshold:
             return
+        if len(tokens(verdict.excerpt)) < MIN_CLASSIFIER_TOKENS:
+            return  # too little text for a learned verdict alone ("B wrote this" scored 0.94); rules still apply
         names = ", ".join(f for f, _ in verdict.top[:3])
         found["classifier.injection"] = Finding(
             "classifier.injection", "error",
@@ -294,7 +297,8 @@ def _gc_paused() -> Iterator[None]:
 def _build_spec(files: Mapping[str, bytes]) -> dict[str, Any]:
     doc = _policy_doc(files)
     scan = _scan_section(doc)
-    skills = doc.get("skills") if isinstance(doc.get("skills"), dict) else {}
+    raw_skills = doc.get("skills")
+    skills: dict[str, Any] = raw_skills if isinstance(raw_skills, dict) else {}
     limits = {k: int(v) for k, v in (scan.get("skill") or {}).items() if k in SkillLimits._fields}
     limits.update({ours: int(skills[theirs]) for theirs, ours in _SKILLS_CAPS.items()
                    if isinstance(skills.get(theirs), int) and not isinstance(skills.get(theirs), bool)})

@@ -73,14 +73,12 @@ def best_sentence(text: str, features: list[Feature], bonus: float = 0.0, *, nee
         return Scored(score, names, sentence.strip(), start)
     lowered = drop_quoted(text).lower()
     index = text_index(lowered)
-    if needles is not None:
-        index.groups_of(needles)  # one bulk look-up instead of one per feature pattern
     starts = [s for s, _ in sentences]
     hits: list[set[str]] = [set() for _ in sentences]
     for feat in features:
         if feat.anchored:
             for i, (_, sentence) in enumerate(sentences):
-                if feat.found_in(drop_quoted(sentence.strip()).lower()):
+                if feat.search_all(drop_quoted(sentence.strip()).lower()):
                     hits[i].add(feat.name)
             continue
         for m in feat.finditer(index):

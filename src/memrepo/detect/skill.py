@@ -62,8 +62,9 @@ def _scan_file(scanner: Scanner, path: str, f: SkillFile) -> list[Finding]:
     if f.mode == MODE_EXEC and not in_scripts:
         out.append(_f("skill.exec-outside-scripts", "warning", "executable file outside scripts/", path,
                       "move it to scripts/ or drop the executable bit", category="skill-structure"))
-    if len(f.data) > limits.max_file_bytes:
-        out.append(_f("skill.oversized-file", "error", f"{len(f.data):,} bytes (limit {limits.max_file_bytes:,})", path,
+    cap = limits.skill_md_max_bytes if path == "SKILL.md" else limits.max_file_bytes
+    if len(f.data) > cap:
+        out.append(_f("skill.oversized-file", "error", f"{len(f.data):,} bytes (limit {cap:,}, policy skills:)", path,
                       "shrink the file or keep it outside the skill", category="skill-structure"))
         return out
     text = _as_text(f.data)

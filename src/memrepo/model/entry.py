@@ -69,10 +69,17 @@ def check_id(entry_id: str, where: str = "id") -> str:
 
 
 def new_id(scope: str, now: float | None = None) -> str:
-    """A fresh, time-ordered, file-name-safe id, e.g. ``m261129-4k2x9q``."""
-    t = time.gmtime(now if now is not None else time.time())
-    rand = "".join(secrets.choice(_B32) for _ in range(6))
-    return f"{scope[:1].lower() or 'e'}{time.strftime('%y%m%d', t)}-{rand}"
+    """A fresh, time-ordered, file-name-safe id, e.g. ``m261129-0k3b5xq7r``.
+
+    Day, then milliseconds of the day (6 base32 digits), then 3 random digits: ids sort in
+    creation order, so entries written in the same second still render in write order.
+    """
+    stamp = now if now is not None else time.time()
+    t = time.gmtime(stamp)
+    ms = int((stamp % 86400) * 1000)
+    clock = "".join(_B32[(ms >> (5 * i)) & 31] for i in range(5, -1, -1))
+    rand = "".join(secrets.choice(_B32) for _ in range(3))
+    return f"{scope[:1].lower() or 'e'}{time.strftime('%y%m%d', t)}-{clock}{rand}"
 
 
 def now_iso(now: float | None = None) -> str:

@@ -68,7 +68,10 @@ def load_yaml(text: str, where: str, *, max_bytes: int = MAX_YAML_BYTES, first_l
         raise ParseError(f"YAML is larger than {max_bytes:,} bytes", where=where, hint="split or shorten the file")
     try:
         if _FAST_LOADER is not None and _plain_enough(text):
-            return _load_fast(text)
+            try:
+                return _load_fast(text)
+            except yaml.YAMLError:
+                pass  # the pure-Python loader below reports the same error with PyYAML's exact position
         return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - safe loader subclass
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark

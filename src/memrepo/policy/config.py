@@ -43,7 +43,7 @@ class Policy:
 
     @property
     def subagent_prefix(self) -> str:
-        return str(self.data["branches"].get("subagent_prefix", "provisional/"))
+        return str(self.data["branches"].get("subagent_prefix", "subagents/"))
 
     @cached_property
     def scopes(self) -> dict[str, ScopeSpec]:

@@ -118,15 +118,18 @@ def tree_findings(files: Mapping[str, FileBlob], policy: Policy, only: Iterable[
     files = {p: b for p, b in files.items() if len(b.data) <= MAX_FILE_BYTES}
     ids = [(loc[1], p) for p in files if (loc := path_scope_id(p))]
     out.extend(f for f in duplicate_id_findings(ids) if only is None or f.path in targets)
+    touched_scopes = {loc[0] for p in targets if (loc := path_scope_id(p))}
+    # only scopes with a total cap need every entry parsed (and, for a change, only the touched ones):
+    # a recall-only scope of 100,000 entries has no cap to sum
+    capped = {name for name, spec in policy.scopes.items() if spec.cap and (only is None or name in touched_scopes)}
     by_scope: dict[str, list[str]] = {}
     for p, blob in sorted(files.items()):
         loc = path_scope_id(p)
-        if loc and blob.mode == BLOB:
+        if loc and loc[0] in capped and blob.mode == BLOB:
             try:
                 by_scope.setdefault(loc[0], []).append(parse_entry(blob.data, p).text)
             except MemrepoError:
                 continue
-    touched_scopes = {loc[0] for p in targets if (loc := path_scope_id(p))}
     out.extend(f for f in cap_findings(by_scope, policy) if only is None or f.path.split("/")[1] in touched_scopes)
     out.extend(file_duplicate_findings(files, policy, targets if only is not None else None))  # exact + near duplicates
     return out

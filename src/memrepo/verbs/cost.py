@@ -113,18 +113,18 @@ def _crossed(label: str, limits: Limits, tokens: int, cost: float, rule: str) ->
     return out
 
 
-def record_cost(repo_or_path: MemRepo | str, *, task: str, tool: str, tokens: int, cost: float | None = None,
+def record_cost(repo_or_path: MemRepo | str, *, task: str | None, tool: str, tokens: int, cost: float | None = None,
                 agent: str | None = None, calls: int = 1, subagent: bool = False, source: str = "record",
                 commit: str = "", check: bool = True) -> dict[str, Any]:
     """Add one line to the cost ledger, after checking the budgets."""
     repo = MemRepo.open(repo_or_path)
-    if not task or not tool:
+    if (not task and source == "record") or not tool:  # a write's cost is booked even without a task (day budget)
         raise UsageError("task and tool are required", where="cost record", hint="give --task T --tool NAME")
     if calls < 0:
         raise UsageError("calls cannot be negative", where="--calls", hint="give the number of calls made")
     if check:
         check_budget(repo, repo.policy(), task=task, tokens=tokens, cost=cost or 0.0, agent=agent or "", tool=tool)
-    rec = {"event": "cost", "task": task, "tool": tool, "agent": agent or "", "tokens": int(tokens),
+    rec = {"event": "cost", "task": task or "", "tool": tool, "agent": agent or "", "tokens": int(tokens),
            "cost": float(cost or 0.0), "calls": calls, "subagent": bool(subagent), "source": source,
            "commit": commit, "rules": []}
     append_audit(repo, rec)

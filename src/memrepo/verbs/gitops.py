@@ -76,12 +76,33 @@ def check_push(store: Store, updates: Sequence[RefUpdate]) -> list[RefUpdate]:
     """Judge each update to a protected branch by the policy on that branch before the push."""
     judge = _server_policy(store)
     protected = {Store.refname(b) for b in protected_branches(judge, store)}
+    shared = {Store.refname(judge.provisional_branch)}
     for up in updates:
-        if up.ref not in protected:
-            continue
-        up.checked = True
-        up.findings = _judge(store, up, judge)
+        if up.ref in protected:
+            up.checked = True
+            up.findings = _judge(store, up, judge)
+        elif up.ref in shared or up.ref.startswith(Store.refname(judge.subagent_prefix)):
+            up.checked = True
+            up.findings = _no_rewrite(store, up)
     return list(updates)
+
+
+def _no_rewrite(store: Store, up: RefUpdate) -> list[Finding]:
+    """Shared agent branches (provisional, subagent branches) only move forward.
+
+    libgit2 and `git push --force` don't check fast-forwards on the client: without this, a push
+    from a stale clone would silently drop other agents' pending writes.
+    """
+    if up.old == ZERO or up.new == ZERO:
+        return []
+    old, new = pygit2.Oid(hex=up.old), pygit2.Oid(hex=up.new)
+    try:
+        if old == new or store.repo.descendant_of(new, old):
+            return []
+    except (KeyError, ValueError, pygit2.GitError):
+        pass
+    return [Finding("ref.non-fast-forward", "error", f"push rewrites the history of {up.ref}", path=up.ref,
+                    category="ref", hint="fetch and merge first (`memrepo sync` does this), then push without --force")]
 
 
 def _server_policy(store: Store) -> Policy:

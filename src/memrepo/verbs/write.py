@@ -178,7 +178,7 @@ def _after_write(repo: MemRepo, events: list[dict[str, Any]], routed: list[dict[
                                   f"written to {target} for review instead", entry=r.id, category="conflict",
                                   hint="a person promotes it after review (`memrepo review`, `memrepo promote`)"))
     _record(repo, routed + events, prov, target, oid)
-    if oid is not None and (prov.tokens or prov.cost) and prov.task:
+    if oid is not None and (prov.tokens or prov.cost):
         from .cost import record_cost
 
         record_cost(repo, task=prov.task, tool="memrepo.write", tokens=prov.tokens or 0, cost=prov.cost,
