@@ -270,3 +270,20 @@ def test_python_m_memrepo_and_console_script(repo):
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["entries"] == []
+
+
+def test_promote_at_uses_the_reviewed_version_and_refuses_empty_promotions(repo, run):
+    _, a, _ = run("-C", repo, "remember", "Deploy window is Tuesday", "--format", "json", json_out=True)
+    reviewed = a["commit"]
+    run("-C", repo, "replace", a["id"], "Deploy window is Thursday")
+    code, out, _ = run("-C", repo, "promote", a["id"], "--reviewer", REVIEWER, "--at", reviewed, "--format", "json",
+                       json_out=True)
+    assert code == 0
+    _, shown, _ = run("-C", repo, "show", a["id"], "--branch", "verified", "--format", "json", json_out=True)
+    assert shown["text"] == "Deploy window is Tuesday"  # what was reviewed, not the later change
+    _, rev, _ = run("-C", repo, "review", "--format", "json", json_out=True)
+    assert [e["text"] for e in rev["entries"]] == ["Deploy window is Thursday"]  # still pending
+    before = tip(repo, "verified").id
+    code, out, err = run("-C", repo, "promote", a["id"], "--reviewer", REVIEWER, "--at", reviewed)
+    assert code == 1 and "nothing to promote" in err
+    assert tip(repo, "verified").id == before

@@ -65,36 +65,52 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
-def find_duplicates(items: Sequence[Item], near: float = NEAR_THRESHOLD) -> list[Pair]:
+MAX_POSTING = 64  # a shingle shared by more entries than this is too common to propose candidates
+
+
+def find_duplicates(items: Sequence[Item], near: float = NEAR_THRESHOLD, only: set[str] | None = None) -> list[Pair]:
     """Exact duplicates (same normalised text) and near duplicates (shingle Jaccard >= ``near``)
-    within each scope. Each pair is reported once; ``a`` is the one listed first."""
+    within each scope. Each pair is reported once; ``a`` is the one listed first. With ``only``
+    (paths), only pairs involving those entries are computed.
+
+    Memory and time stay bounded on large or adversarial trees: candidates come from an inverted
+    index whose postings stop growing at MAX_POSTING (a shingle that common says nothing), and no
+    pair set is kept across entries.
+    """
     out: list[Pair] = []
     by_digest: dict[tuple[str, str], Item] = {}
     exact_ids: set[str] = set()
     for it in items:
         key = (it.scope, text_digest(it.text))
         if key in by_digest:
-            out.append(Pair("exact", by_digest[key], it, 1.0))
+            if only is None or it.path in only or by_digest[key].path in only:
+                out.append(Pair("exact", by_digest[key], it, 1.0))
             exact_ids.add(it.id)
         else:
             by_digest[key] = it
     rest = [it for it in items if it.id not in exact_ids]
-    sh = {it.id: shingles(it.text) for it in rest}
+    sh = [shingles(it.text) for it in rest]
     index: dict[tuple[str, str], list[int]] = {}
-    seen: set[tuple[int, int]] = set()
     for j, it in enumerate(rest):
-        candidates: set[int] = set()
-        for s in sh[it.id]:
+        for s in sh[j]:
             bucket = index.setdefault((it.scope, s), [])
-            candidates.update(bucket)
-            bucket.append(j)
+            if len(bucket) <= MAX_POSTING:
+                bucket.append(j)
+    for j, it in enumerate(rest):
+        if only is not None and it.path not in only:
+            continue
+        candidates: set[int] = set()
+        for s in sh[j]:
+            bucket = index[(it.scope, s)]
+            if len(bucket) <= MAX_POSTING:
+                candidates.update(bucket)
         for i in sorted(candidates):
-            if (i, j) in seen:
-                continue
-            seen.add((i, j))
-            sim = jaccard(sh[rest[i].id], sh[it.id])
+            if i == j or (i > j and (only is None or rest[i].path in only)):
+                continue  # each pair once: from its later member (or from the changed one)
+            sim = jaccard(sh[i], sh[j])
             if sim >= near:
-                out.append(Pair("near", rest[i], it, round(sim, 3)))
+                a, b = (rest[i], it) if i < j else (it, rest[i])
+                out.append(Pair("near", a, b, round(sim, 3)))
     return out
 
 
@@ -116,9 +132,7 @@ def duplicate_findings(items: Sequence[Item], near: float = NEAR_THRESHOLD,
                        only: set[str] | None = None) -> list[Finding]:
     """Warnings for `memrepo check`: duplicates are for a person (or `memrepo curate`) to merge."""
     out = []
-    for pair in find_duplicates(items, near):
-        if only is not None and pair.a.path not in only and pair.b.path not in only:
-            continue
+    for pair in find_duplicates(items, near, only):
         if pair.kind == "exact":
             msg = f"same text as {pair.a.id} ({pair.a.scope})"
         else:

@@ -46,9 +46,10 @@ def diff_paths(base: Snapshot, head: Snapshot) -> Iterator[PathChange]:
             yield PathChange(d.new_file.path, "changed", old_blob, new_blob, d.old_file.mode, d.new_file.mode)
 
 
-def pending_changes(repo: MemRepo, branch: str | None = None) -> tuple[Snapshot, Snapshot, list[PathChange]]:
-    """(base, head, changes) for a provisional-like branch against verified."""
-    head = repo.store.branch_snapshot(branch or repo.provisional_branch)
+def pending_changes(repo: MemRepo, branch: str | None = None,
+                    at: str | None = None) -> tuple[Snapshot, Snapshot, list[PathChange]]:
+    """(base, head, changes) for a provisional-like branch (or one of its commits, ``at``) against verified."""
+    head = repo.store.snapshot(at) if at else repo.store.branch_snapshot(branch or repo.provisional_branch)
     base = sync_base(repo, head)
     return base, head, list(diff_paths(base, head))
 

@@ -60,7 +60,10 @@ def promote(repo_or_path: MemRepo | str, ids: Sequence[str], *, reviewer: str, a
     if policy.reviewers and who not in policy.reviewers:
         raise Blocked(f"{who} is not a reviewer in policy", where="policies/policy.yaml:review.reviewers",
                       hint="ask a listed reviewer to promote, or add the person to review.reviewers by a reviewed change")
-    items = _select(review(repo), ids)
+    # One snapshot for everything: the items, their findings and the content promoted all come
+    # from the commit that was reviewed (--at), or from provisional's tip read once, here.
+    head = repo.store.snapshot(at) if at else repo.store.branch_snapshot(repo.provisional_branch)
+    items = _select(review(repo, at=str(head.commit)), ids)
     blocking = [f for it in items for f in it.findings if f.blocking and f.rule != "policy.changed"]
     if blocking:
         raise Blocked(f"cannot promote while error findings remain ({', '.join(sorted({f.rule for f in blocking}))})",
@@ -70,7 +73,6 @@ def promote(repo_or_path: MemRepo | str, ids: Sequence[str], *, reviewer: str, a
             and who not in policy.policy_owners:
         raise Blocked("changes to policies/ need a policy owner's review", where="policies/",
                       hint=f"policy owners: {', '.join(policy.policy_owners)}")
-    head = repo.store.snapshot(at) if at else repo.store.branch_snapshot(repo.provisional_branch)
     chosen = {p for it in items for p in it.paths}
     source = {c.path: c for c in diff_paths(sync_base(repo, head), head) if c.path in chosen}
     changes: dict[str, bytes | FileBlob | None] = {}
@@ -84,6 +86,9 @@ def promote(repo_or_path: MemRepo | str, ids: Sequence[str], *, reviewer: str, a
     ordered_ids = [it.id for it in items]
 
     def build(snap: Snapshot) -> Commit:
+        if repo.store.write_tree(snap.tree, changes) == (snap.tree.id if snap.tree is not None else None):
+            raise NotFound(f"nothing to promote: {', '.join(ordered_ids)} already on {repo.verified_branch}",
+                           where=repo.verified_branch, hint="run `memrepo review` to list what is pending")
         _check_caps_after(repo, snap, changes)
         trailers = [("Memrepo-Op", "promote"), ("Reviewed-by", who), ("Memrepo-Source-Commit", str(head.commit))]
         trailers += [("Memrepo-Entry", i) for i in ordered_ids]

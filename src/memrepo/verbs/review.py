@@ -40,11 +40,11 @@ class ReviewItem:
                 "blocked": any(f.blocking for f in self.findings)}
 
 
-def review(repo_or_path: MemRepo | str, branch: str | None = None) -> list[ReviewItem]:
-    """Pending changes on provisional (or a subagent branch), grouped by entry or skill."""
+def review(repo_or_path: MemRepo | str, branch: str | None = None, *, at: str | None = None) -> list[ReviewItem]:
+    """Pending changes on provisional (or a subagent branch, or a commit ``at``), grouped by entry or skill."""
     repo = MemRepo.open(repo_or_path)
     policy = repo.policy()
-    base, head, changes = pending_changes(repo, branch)
+    base, head, changes = pending_changes(repo, branch, at)
     authors = _authors(repo, head, base)
     groups: dict[str, list[PathChange]] = {}
     for ch in changes:
