@@ -170,9 +170,6 @@ def _build_policy_and_scanner(name: str, data: bytes) -> None:
     policy.scanner()
 
 
-@pytest.mark.xfail(strict=True, reason="memrepo.detect.rules._schema reads schemas/rules.schema.json with a bare "
-                                       "json.loads: empty, non-UTF-8 or non-JSON content escapes as JSONDecodeError / "
-                                       "UnicodeDecodeError instead of a ParseError (remove this mark once fixed)")
 @pytest.mark.parametrize("data", [b"", b"\x80", b"0\x01", b'{"type": 5}'])
 def test_rules_schema_file_of_any_content(data: bytes) -> None:
     _only_memrepo_errors(_build_policy_and_scanner, "schemas/rules.schema.json", data)

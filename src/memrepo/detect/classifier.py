@@ -25,6 +25,7 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import Any, NamedTuple
 
+from ..model.text import CJK_RE
 from ..errors import ParseError
 
 DEFAULT_MODEL = "models/injection.json"
@@ -32,7 +33,7 @@ FORMAT = "memrepo-linear-v1"
 MAX_WINDOWS = 64
 
 _TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
-_CJK_RE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_CJK_RE = CJK_RE
 _QUOTED_RE = re.compile(r"(?<!\w)'[^'\n]{1,80}'(?!\w)|\"[^\"\n]{1,80}\"|‘[^’\n]{1,80}’|“[^”\n]{1,80}”|「[^」\n]{1,80}」")
 _SENTENCE_RE = re.compile(r"(?:[^.!?;。！？；\n]|[.!?](?=[^\s.!?]))+[.!?。！？;；]*")
 

@@ -334,7 +334,20 @@ def _schema(files: Mapping[str, bytes]) -> dict[str, Any]:
         from ..resources import default_policy_files
 
         data = default_policy_files()["schemas/rules.schema.json"]
-    return json.loads(data)  # type: ignore[no-any-return]
+    where = "policies/schemas/rules.schema.json"
+    try:
+        schema = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ParseError(f"the rule-file schema is not valid JSON: {exc}", where=where,
+                         hint="restore it from `memrepo init` defaults") from None
+    import jsonschema
+
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise ParseError(f"the rule-file schema is not a valid JSON schema: {exc.message}", where=where,
+                         hint="restore it from `memrepo init` defaults") from None
+    return schema  # type: ignore[no-any-return]
 
 
 def _line_of(text: str, path: list[Any]) -> int:

@@ -16,8 +16,10 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from ..model.text import CJK_RE
+
 _TOKEN = re.compile(r"\d+(?:[.,:]\d+)*|[^\W\d_]+", re.UNICODE)
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_CJK = CJK_RE
 NEGATORS = frozenset({"not", "no", "never", "don't", "dont", "doesn't", "doesnt", "isn't", "isnt", "aren't", "arent",
                       "won't", "wont", "cannot", "can't", "cant", "shouldn't", "without", "nor", "none", "n't",
                       "不", "没", "别", "勿", "非", "无", "未", "莫"})

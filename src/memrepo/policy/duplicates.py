@@ -13,13 +13,14 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ..model.text import CJK_RE
 from ..findings import Finding
 from ..model.entry import text_digest
 
 NEAR_THRESHOLD = 0.7
 SHINGLE_WORDS = 3
 _WORD = re.compile(r"\w+", re.UNICODE)
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_CJK = CJK_RE
 
 
 @dataclass(frozen=True)
