@@ -37,10 +37,13 @@ def test_hook_definitions_have_one_source():
     local = {h["id"]: h for r in own if r["repo"] == "local" for h in r["hooks"]}
     for hid, hook in hooks.items():
         assert {k: v for k, v in hook.items() if k != "description"} == local[hid], hid
-    from memrepo.verbs.init import template
+    from memrepo.verbs.init import pre_commit_config
 
-    written = yaml.safe_load(template("pre-commit-config.yaml"))["repos"]
-    assert [h["id"] for r in written for h in r["hooks"]] == list(hooks)
+    written = yaml.safe_load(pre_commit_config())["repos"]
+    assert written[0]["repo"] == "local"
+    assert {h["id"]: h for h in written[0]["hooks"]} == local  # init writes the same hooks
+    remote = yaml.safe_load(pre_commit_config("https://git.example/memrepo.git", "v1"))["repos"]
+    assert remote == [{"repo": "https://git.example/memrepo.git", "rev": "v1", "hooks": [{"id": h} for h in hooks]}]
     assert all(h["files"].startswith("^") for h in hooks.values())  # changed files only, by place
 
 
@@ -94,11 +97,11 @@ def test_try_repo_blocks_poison_origin_and_broken_policy(repo, checkout):
 
 
 def test_init_config_installed_blocks_a_commit(repo, checkout):
-    """The config `memrepo init` writes, pointed at the local checkout, as a real git hook."""
+    """The config `memrepo init --hooks-repo` writes, pointed at a checkout of memrepo, as a real git hook."""
+    from memrepo.verbs.init import pre_commit_config
+
     dest, sha = checkout
-    cfg = yaml.safe_load((repo / ".pre-commit-config.yaml").read_text())
-    cfg["repos"][0].update(repo=str(dest), rev=sha)
-    (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    (repo / ".pre-commit-config.yaml").write_bytes(pre_commit_config(str(dest), sha))
     git(repo, "add", ".pre-commit-config.yaml")
     git(repo, "commit", "-q", "--no-verify", "-m", "hooks from the local checkout")
     proc = pre_commit(repo, "install")
@@ -118,3 +121,14 @@ def test_project_runs_its_own_hooks_on_its_own_memories():
     proc = subprocess.run([sys.executable, "-m", "memrepo", "-C", str(ROOT), "check", "--files", *files],
                           env=env(), capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0 and "no findings" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_default_init_config_runs_offline_local_hooks(repo):
+    """Without --hooks-repo, init's config holds local copies of the hooks: nothing is fetched."""
+    cfg = yaml.safe_load((repo / ".pre-commit-config.yaml").read_text())
+    assert [r["repo"] for r in cfg["repos"]] == ["local"]
+    proc = pre_commit(repo, "install")
+    assert proc.returncode == 0, proc.stderr
+    git(repo, "add", write(repo, "memories/memory/evil.md", entry_text("evil", POISON)))
+    bad = git(repo, "commit", "-q", "-m", "poison", check=False, env=env())
+    assert bad.returncode != 0 and "memories/memory/evil.md" in bad.stdout + bad.stderr

@@ -11,6 +11,9 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("init", help="create a memory repository (or adopt an empty one)")
     p.add_argument("path", nargs="?", default=None, help="where (default: -C or the current directory)")
     p.add_argument("--bare", action="store_true", help="create a bare repository (for a server)")
+    p.add_argument("--hooks-repo", metavar="URL", help="point .pre-commit-config.yaml at this repository of memrepo's "
+                   "hooks (default: local copies of the hooks, run with the memrepo on PATH)")
+    p.add_argument("--hooks-rev", metavar="REV", help="the revision of --hooks-repo to use")
     add_format(p)
     p.set_defaults(func=run)
 
@@ -21,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     from ..verbs.init import init
 
     path = args.path if args.path is None or os.path.isabs(args.path) else os.path.join(args.repo, args.path)
-    result = init(path or args.repo, bare=args.bare)
+    result = init(path or args.repo, bare=args.bare, hooks_repo=args.hooks_repo, hooks_rev=args.hooks_rev)
     emit(args.format, result.to_json(), lambda r: (
         f"{'Initialised' if r['created'] else 'Already a'} memory repository in {r['path']}\n"
         f"  branches: {r['verified']} (reviewed, rendered), {r['provisional']} (agent writes)"))

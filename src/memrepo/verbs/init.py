@@ -32,10 +32,37 @@ def template(name: str) -> bytes:
     return resources.files("memrepo.templates").joinpath(name).read_bytes()
 
 
-def layout_files() -> dict[str, bytes]:
+PRE_COMMIT_HEADER = """\
+# memrepo's checks on every commit: a convenience (it can be skipped with --no-verify);
+# CI and the server hook are the trust boundary. Install once per clone: pre-commit install
+"""
+
+
+def pre_commit_config(hooks_repo: str | None = None, hooks_rev: str | None = None) -> bytes:
+    """The .pre-commit-config.yaml init writes, from this project's .pre-commit-hooks.yaml (one source).
+
+    By default the hooks are written as ``repo: local`` copies (language: system, so they run
+    the memrepo on PATH, offline, with no code fetched from anywhere); with ``hooks_repo`` and
+    ``hooks_rev`` they point at that repository of memrepo's hooks instead.
+    """
+    import yaml
+
+    from ..resources import hooks_manifest
+
+    manifest = yaml.safe_load(hooks_manifest())
+    if hooks_repo:
+        repos = [{"repo": hooks_repo, "rev": hooks_rev or "HEAD", "hooks": [{"id": h["id"]} for h in manifest]}]
+        note = "# Needs `memrepo` on PATH.\n"
+    else:
+        repos = [{"repo": "local", "hooks": [{k: v for k, v in h.items() if k != "description"} for h in manifest]}]
+        note = "# Local copies of memrepo's hooks (`memrepo init --hooks-repo URL --hooks-rev REV` to use a repository).\n"
+    return (PRE_COMMIT_HEADER + note + yaml.safe_dump({"repos": repos}, sort_keys=False)).encode("utf-8")
+
+
+def layout_files(hooks_repo: str | None = None, hooks_rev: str | None = None) -> dict[str, bytes]:
     """Everything the first commit on verified holds."""
     files = {f"{POLICY_DIR}/{k}": v for k, v in default_policy_files().items()}
-    files[".pre-commit-config.yaml"] = template("pre-commit-config.yaml")
+    files[".pre-commit-config.yaml"] = pre_commit_config(hooks_repo, hooks_rev)
     files[".github/workflows/memrepo.yml"] = template("workflow.yml")
     files["README.md"] = template("README.md")
     files["memories/README.md"] = template("memories-README.md")
@@ -43,7 +70,8 @@ def layout_files() -> dict[str, bytes]:
     return files
 
 
-def init(path: str | os.PathLike[str], *, bare: bool = False) -> InitResult:
+def init(path: str | os.PathLike[str], *, bare: bool = False, hooks_repo: str | None = None,
+         hooks_rev: str | None = None) -> InitResult:
     """Create a memory repository at ``path`` with verified and provisional branches."""
     target = Path(path)
     existing = None
@@ -59,12 +87,12 @@ def init(path: str | os.PathLike[str], *, bare: bool = False) -> InitResult:
                                hint="choose an empty or new directory, or run `git init` there first")
     if existing is not None:
         store = Store(existing)
-        return _adopt(store, target)
+        return _adopt(store, target, hooks_repo, hooks_rev)
     store = Store.init(target, bare=bare, initial_head="verified")
-    return _create(store, target)
+    return _create(store, target, hooks_repo, hooks_rev)
 
 
-def _adopt(store: Store, target: Path) -> InitResult:
+def _adopt(store: Store, target: Path, hooks_repo: str | None, hooks_rev: str | None) -> InitResult:
     verified = _config(store, CONFIG_VERIFIED, "verified")
     tip = store.tip(verified)
     if tip is not None and store.snapshot(tip).read(f"{POLICY_DIR}/policy.yaml") is not None:
@@ -77,7 +105,7 @@ def _adopt(store: Store, target: Path) -> InitResult:
                            hint="run `memrepo init` in a new or empty repository (or an existing memory repository)")
     if not store.bare:
         store.repo.set_head("refs/heads/verified")
-    return _create(store, target)
+    return _create(store, target, hooks_repo, hooks_rev)
 
 
 def _config(store: Store, key: str, default: str) -> str:
@@ -87,12 +115,12 @@ def _config(store: Store, key: str, default: str) -> str:
         return default
 
 
-def _create(store: Store, target: Path) -> InitResult:
+def _create(store: Store, target: Path, hooks_repo: str | None = None, hooks_rev: str | None = None) -> InitResult:
     policy = load_policy(default_policy_files())
     verified, provisional = policy.verified_branch, policy.provisional_branch
     store.repo.config[CONFIG_VERIFIED] = verified
     store.repo.config[CONFIG_PROVISIONAL] = provisional
-    files = {p: FileBlob(0o100644, data) for p, data in layout_files().items()}
+    files = {p: FileBlob(0o100644, data) for p, data in layout_files(hooks_repo, hooks_rev).items()}
     tree = store.write_tree(None, files)
     message = format_message("memrepo init", "Layout, default policies, hooks and CI gate.",
                              [("Memrepo-Op", "init")])
