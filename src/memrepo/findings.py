@@ -1,8 +1,9 @@
 """Findings: the one result type every check returns; reporters render them."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Iterable, Literal
+from typing import Literal
 
 Severity = Literal["error", "warning", "info"]
 
@@ -31,7 +32,7 @@ class Finding:
             out.pop("extra")
         return out
 
-    def at(self, path: str, line_offset: int = 0, entry: str = "") -> "Finding":
+    def at(self, path: str, line_offset: int = 0, entry: str = "") -> Finding:
         """The same finding placed in a file (line numbers shifted by ``line_offset``)."""
         from dataclasses import replace
 

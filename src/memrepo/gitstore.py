@@ -12,9 +12,9 @@ import errno
 import fcntl
 import os
 import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
 
 import pygit2
 
@@ -25,6 +25,8 @@ EXEC = pygit2.GIT_FILEMODE_BLOB_EXECUTABLE
 LINK = pygit2.GIT_FILEMODE_LINK
 TREE = pygit2.GIT_FILEMODE_TREE
 COMMIT = pygit2.GIT_FILEMODE_COMMIT
+
+NEWEST_FIRST = pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME  # history walks
 
 LOCK_WAIT_SECONDS = 30.0
 CAS_RETRIES = 50
@@ -63,7 +65,7 @@ Change = Mapping[str, "bytes | FileBlob | None"]
 class Snapshot:
     """A read-only view of one commit's tree (or of nothing, for a branch not yet born)."""
 
-    store: "Store"
+    store: Store
     commit: pygit2.Oid | None
     tree: pygit2.Tree | None
 
@@ -210,7 +212,7 @@ class Store:
 
     # -- opening ---------------------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | os.PathLike[str]) -> "Store":
+    def open(cls, path: str | os.PathLike[str]) -> Store:
         p = Path(path)
         if not p.exists():
             raise NotARepository(f"no such directory: {p}", where=str(p), hint="check the -C path")
@@ -223,7 +225,7 @@ class Store:
         return cls(pygit2.Repository(found))
 
     @classmethod
-    def init(cls, path: str | os.PathLike[str], *, bare: bool = False, initial_head: str = "verified") -> "Store":
+    def init(cls, path: str | os.PathLike[str], *, bare: bool = False, initial_head: str = "verified") -> Store:
         repo = pygit2.init_repository(str(path), bare=bare, initial_head=initial_head)
         return cls(repo)
 
@@ -487,13 +489,13 @@ class Store:
         after = self.snapshot(new)
         changes: dict[str, bytes | FileBlob | None] = {}
         if snap.tree is None:
-            return {p: FileBlob(m, self.repo[o].data) for p, o, m in after.walk()}
+            return {p: FileBlob(m, self.repo[o].read_raw()) for p, o, m in after.walk()}
         for patch_delta in snap.tree.diff_to_tree(after.tree).deltas:
             path = patch_delta.new_file.path
             if patch_delta.status == pygit2.GIT_DELTA_DELETED:
                 changes[patch_delta.old_file.path] = None
             else:
-                changes[path] = FileBlob(patch_delta.new_file.mode, self.repo[patch_delta.new_file.id].data)
+                changes[path] = FileBlob(patch_delta.new_file.mode, self.repo[patch_delta.new_file.id].read_raw())
                 if patch_delta.old_file.path != path:
                     changes[patch_delta.old_file.path] = None
         return changes

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import pygit2
 
@@ -41,7 +41,7 @@ class MemRepo:
         self._digests: dict[str, dict[str, str]] = {}  # by scope tree id
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str] | "MemRepo") -> "MemRepo":
+    def open(cls, path: str | os.PathLike[str] | MemRepo) -> MemRepo:
         if isinstance(path, MemRepo):
             return path
         repo = cls(Store.open(path))
@@ -96,7 +96,7 @@ class MemRepo:
             return cached
         loc = path_scope_id(path)
         scope, eid = loc if loc else ("", path)
-        data = self.store.repo[oid].data
+        data = self.store.repo[oid].read_raw()
         try:
             entry = parse_entry(data, path)
             stored = StoredEntry(path, scope, eid, str(oid), entry)

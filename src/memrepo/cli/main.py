@@ -5,7 +5,7 @@ import argparse
 import importlib
 import os
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 # name -> module under memrepo.cli; each module has add_parser(subparsers) and run(args) -> int.
 # Modules import only argparse at top level; verbs are imported inside run() to keep start-up light.

@@ -25,8 +25,8 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import Any, NamedTuple
 
-from ..model.text import CJK_RE
 from ..errors import ParseError
+from ..model.text import CJK_RE
 
 DEFAULT_MODEL = "models/injection.json"
 FORMAT = "memrepo-linear-v1"

@@ -46,7 +46,7 @@ class Entry:
             "updated": self.updated, "ver": self.ver, "origin": self.origin,
         }
 
-    def with_(self, **changes: Any) -> "Entry":
+    def with_(self, **changes: Any) -> Entry:
         return replace(self, **changes)
 
 
@@ -138,7 +138,7 @@ def parse_entry(data: bytes, path: str) -> Entry:
     loc = path_scope_id(path)
     meta, body, _ = parse_fields(data, path)
     scope = loc[0] if loc else str(meta.get("scope", "memory"))
-    text = body[:-1] if body.endswith("\n") else body
+    text = body.removesuffix("\n")
     tags = meta.get("tags") or ()
     extra = {k: v for k, v in meta.items() if k not in FIELDS}
     try:
@@ -158,4 +158,4 @@ def serialise_entry(entry: Entry) -> bytes:
     """The file bytes for an entry: deterministic for equal entries."""
     meta = entry.fields()
     meta.update(entry.extra)
-    return f"---\n{dump_yaml(meta)}---\n{entry.text}\n".encode("utf-8")
+    return f"---\n{dump_yaml(meta)}---\n{entry.text}\n".encode()

@@ -58,7 +58,7 @@ if _FAST_LOADER is not None:
 
 
 def _load_fast(text: str) -> Any:
-    return yaml.load(text, Loader=_FastLoader)  # noqa: S506 - libyaml safe loader, plain text only
+    return yaml.load(text, Loader=_FastLoader)
 
 
 def load_yaml(text: str, where: str, *, max_bytes: int = MAX_YAML_BYTES, first_line: int = 1) -> Any:
@@ -72,7 +72,7 @@ def load_yaml(text: str, where: str, *, max_bytes: int = MAX_YAML_BYTES, first_l
                 return _load_fast(text)
             except yaml.YAMLError:
                 pass  # the pure-Python loader below reports the same error with PyYAML's exact position
-        return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - safe loader subclass
+        return yaml.load(text, Loader=_NoAliasLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + first_line}" if mark is not None else ""

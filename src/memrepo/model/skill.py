@@ -222,13 +222,13 @@ def _key_type_problems(meta: Mapping[str, Any]) -> list[tuple[str, tuple[str, ..
     return []
 
 
-def _unknown_keys(err: "jsonschema.ValidationError") -> tuple[str, ...]:
+def _unknown_keys(err: jsonschema.ValidationError) -> tuple[str, ...]:
     if err.validator != "additionalProperties" or err.absolute_path or not isinstance(err.instance, dict):
         return ()
     return tuple(sorted(str(k) for k in err.instance if k not in FIELD_ORDER))
 
 
-def _schema_message(err: "jsonschema.ValidationError", keys: tuple[str, ...]) -> str:
+def _schema_message(err: jsonschema.ValidationError, keys: tuple[str, ...]) -> str:
     label = ".".join(keys) or "frontmatter"
     if err.validator == "additionalProperties" and not err.absolute_path:
         extra = _unknown_keys(err)

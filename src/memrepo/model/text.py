@@ -43,8 +43,7 @@ def decode_utf8(data: bytes, where: str) -> str:
 
 def split_frontmatter(text: str, where: str) -> tuple[str, str, int]:
     """Return (frontmatter, body, body_first_line). The file must start with a '---' line."""
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix("\ufeff")
     lines = text.split("\n")
     if not lines or lines[0].rstrip("\r") != "---":
         raise ParseError("missing YAML frontmatter (the file must start with a '---' line)", where=f"{where}:1",

@@ -1,7 +1,7 @@
 """Checks over entries and trees. Each returns findings; nothing here writes to git."""
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from ..findings import Finding
 from ..model.entry import ENTRY_DELIMITER, Entry

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from ..model.text import CJK_RE
 from ..findings import Finding
 from ..model.entry import text_digest
+from ..model.text import CJK_RE
 
 NEAR_THRESHOLD = 0.7
 SHINGLE_WORDS = 3
@@ -151,7 +152,8 @@ def tree_duplicate_findings(entries: Iterable[tuple[str, str, str, str]], sectio
     return duplicate_findings(items, threshold(section), set(only) if only is not None else None)
 
 
-def file_duplicate_findings(files: Mapping[str, object], policy: object, only: Iterable[str] | None = None) -> list[Finding]:
+def file_duplicate_findings(files: Mapping[str, object], policy: object, only: Iterable[str] | None = None,
+                            parse: Callable[[str, bytes], Any] | None = None) -> list[Finding]:
     """Duplicate warnings over the entry files of a tree (``{path: FileBlob}``), judged by ``policy``."""
     from ..errors import MemrepoError
     from ..gitstore import BLOB
@@ -163,7 +165,9 @@ def file_duplicate_findings(files: Mapping[str, object], policy: object, only: I
         if loc is None or getattr(blob, "mode", None) != BLOB:
             continue
         try:
-            entries.append((path, loc[0], loc[1], parse_entry(blob.data, path).text))  # type: ignore[attr-defined]
+            data = blob.data  # type: ignore[attr-defined]
+            entry = parse(path, data) if parse is not None else parse_entry(data, path)
+            entries.append((path, loc[0], loc[1], entry.text))
         except MemrepoError:
             continue
     section = policy.section("duplicates") if hasattr(policy, "section") else {}

@@ -14,8 +14,9 @@ import importlib.util
 import json
 import marshal
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 _STUB = (
     "class JsonSchemaValueException(ValueError):\n"

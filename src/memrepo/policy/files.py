@@ -1,12 +1,12 @@
 """Findings for files of a tree, dispatched by where they live (memories/, skills/, policies/)."""
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from ..errors import MemrepoError
 from ..findings import Finding
 from ..gitstore import BLOB, COMMIT, EXEC, LINK, FileBlob
-from ..model.entry import ENTRY_DELIMITER, parse_entry, path_scope_id
+from ..model.entry import ENTRY_DELIMITER, Entry, parse_entry, path_scope_id
 from ..model.text import decode_utf8, split_frontmatter
 from .checks import cap_findings, duplicate_id_findings, entry_findings
 from .config import POLICY_DIR, Policy, load_policy
@@ -57,7 +57,26 @@ def mode_finding(path: str, blob: FileBlob) -> Finding | None:
     return None
 
 
-def entry_file_findings(path: str, blob: FileBlob, policy: Policy) -> list[Finding]:
+class EntryParses:
+    """Each entry file parsed once per check (the file rules, caps and duplicates all need it)."""
+
+    def __init__(self) -> None:
+        self._done: dict[str, Entry | MemrepoError] = {}
+
+    def __call__(self, path: str, data: bytes) -> Entry:
+        got = self._done.get(path)
+        if got is None:
+            try:
+                got = parse_entry(data, path)
+            except MemrepoError as exc:
+                got = exc
+            self._done[path] = got
+        if isinstance(got, MemrepoError):
+            raise got
+        return got
+
+
+def entry_file_findings(path: str, blob: FileBlob, policy: Policy, parse: EntryParses | None = None) -> list[Finding]:
     loc = path_scope_id(path)
     if loc is None:
         return [Finding("path.unexpected", "error", "memories/ holds only memories/<scope>/<id>.md files", path=path,
@@ -70,7 +89,7 @@ def entry_file_findings(path: str, blob: FileBlob, policy: Policy) -> list[Findi
         return [Finding("entry.size", "error", f"entry file is {len(blob.data):,} bytes", path=path,
                         hint="entries are short facts", category="cap")]
     try:
-        entry = parse_entry(blob.data, path)
+        entry = (parse or EntryParses())(path, blob.data)
         _, _, body_line = split_frontmatter(decode_utf8(blob.data, path), path)
     except MemrepoError as exc:
         line = exc.where.rsplit(":", 1)[-1]
@@ -96,6 +115,7 @@ def policy_file_findings(files: Mapping[str, FileBlob], label: str, judging: Pol
 def tree_findings(files: Mapping[str, FileBlob], policy: Policy, only: Iterable[str] | None = None) -> list[Finding]:
     """Check every file (or only the given paths) plus the tree-wide rules (caps, duplicate ids)."""
     targets = set(only) if only is not None else set(files)
+    parse = EntryParses()
     out: list[Finding] = []
     for path in sorted(targets):
         bad = unsafe_path_finding(path)
@@ -109,7 +129,7 @@ def tree_findings(files: Mapping[str, FileBlob], policy: Policy, only: Iterable[
         if odd:
             out.append(odd)
         if path.startswith("memories/") and not path.endswith("/README.md") and path != "memories/README.md":
-            out.extend(entry_file_findings(path, blob, policy))
+            out.extend(entry_file_findings(path, blob, policy, parse))
     out.extend(skill_tree_findings(files, policy, targets))
     if any(p.startswith(POLICY_DIR + "/") for p in targets):
         out.extend(policy_file_findings(files, "change", policy))
@@ -127,11 +147,11 @@ def tree_findings(files: Mapping[str, FileBlob], policy: Policy, only: Iterable[
         loc = path_scope_id(p)
         if loc and loc[0] in capped and blob.mode == BLOB:
             try:
-                by_scope.setdefault(loc[0], []).append(parse_entry(blob.data, p).text)
+                by_scope.setdefault(loc[0], []).append(parse(p, blob.data).text)
             except MemrepoError:
                 continue
     out.extend(f for f in cap_findings(by_scope, policy) if only is None or f.path.split("/")[1] in touched_scopes)
-    out.extend(file_duplicate_findings(files, policy, targets if only is not None else None))  # exact + near duplicates
+    out.extend(file_duplicate_findings(files, policy, targets if only is not None else None, parse))  # exact + near duplicates
     return out
 
 
@@ -172,5 +192,12 @@ def skill_tree_findings(files: Mapping[str, FileBlob], policy: Policy, targets: 
     return skill_folder_findings(files, policy, targets)
 
 
-__all__ = ["tree_findings", "entry_file_findings", "policy_file_findings", "unsafe_path_finding", "mode_finding",
-           "case_collision_findings", "ENTRY_DELIMITER"]
+__all__ = [
+    "ENTRY_DELIMITER",
+    "case_collision_findings",
+    "entry_file_findings",
+    "mode_finding",
+    "policy_file_findings",
+    "tree_findings",
+    "unsafe_path_finding",
+]

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from ..findings import Finding, escape_excerpt
 from ..gitstore import Commit, Snapshot, format_message
@@ -43,7 +44,7 @@ def read_audit(repo: MemRepo, event: str | None = None) -> list[dict[str, Any]]:
     snap = repo.store.branch_snapshot(AUDIT_REF)
     out: list[dict[str, Any]] = []
     for path, oid, _ in sorted(snap.walk("audit")):
-        for raw in repo.store.repo[oid].data.decode("utf-8", "replace").splitlines():
+        for raw in repo.store.repo[oid].read_raw().decode("utf-8", "replace").splitlines():
             try:
                 rec = json.loads(raw)
             except json.JSONDecodeError:

@@ -22,7 +22,7 @@ from typing import Any
 import pygit2
 
 from ..errors import UsageError
-from ..gitstore import Commit, Snapshot, format_message
+from ..gitstore import NEWEST_FIRST, Commit, Snapshot, format_message
 from ..model.entry import Entry, now_iso, serialise_entry
 from ..policy.duplicates import Item, find_duplicates, threshold
 from ..repo import MemRepo, StoredEntry
@@ -53,7 +53,7 @@ def last_changes(repo: MemRepo, head: Snapshot, paths: Iterable[str]) -> dict[st
         except KeyError:
             return None
 
-    for commit in repo.store.repo.walk(head.commit, pygit2.GIT_SORT_TOPOLOGICAL | pygit2.GIT_SORT_TIME):  # type: ignore[arg-type]
+    for commit in repo.store.repo.walk(head.commit, NEWEST_FIRST):
         if not pending:
             break
         parents = commit.parents

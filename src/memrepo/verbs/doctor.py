@@ -17,7 +17,7 @@ import pygit2
 
 from ..gitstore import STALE_AFTER_SECONDS, RefLock, Store, inspect_ref_lock, processes_with_open
 
-__all__ = ["doctor", "find_locks", "find_broken_refs", "LockReport", "STALE_AFTER_SECONDS"]
+__all__ = ["STALE_AFTER_SECONDS", "LockReport", "doctor", "find_broken_refs", "find_locks"]
 
 
 @dataclass

@@ -6,7 +6,7 @@ from typing import Any
 import pygit2
 
 from ..errors import NotFound
-from ..gitstore import parse_trailers
+from ..gitstore import NEWEST_FIRST, parse_trailers
 from ..model.entry import check_id, parse_entry
 from ..repo import MemRepo
 
@@ -31,14 +31,14 @@ def log(repo_or_path: MemRepo | str, *, branch: str | None = None, entry_id: str
         if path is None:
             path = _find_in_history(repo, tip, entry_id)
     out = []
-    for commit in repo.store.repo.walk(tip, pygit2.GIT_SORT_TOPOLOGICAL | pygit2.GIT_SORT_TIME):
+    for commit in repo.store.repo.walk(tip, NEWEST_FIRST):
         if path is not None and not _touches(commit, path):
             continue
         item = _commit_json(commit)
         if path is not None:
             try:
                 blob = commit.tree[path]
-                item["text"] = parse_entry(repo.store.repo[blob.id].data, path).text
+                item["text"] = parse_entry(repo.store.repo[blob.id].read_raw(), path).text
             except (KeyError, Exception):  # noqa: BLE001 - removed or unparsable at that commit
                 item["text"] = None
         out.append(item)
@@ -61,7 +61,7 @@ def _touches(commit: pygit2.Commit, path: str) -> bool:
 
 
 def _find_in_history(repo: MemRepo, tip: pygit2.Oid, entry_id: str) -> str:
-    for commit in repo.store.repo.walk(tip, pygit2.GIT_SORT_TIME):
+    for commit in repo.store.repo.walk(tip, NEWEST_FIRST):
         if entry_id in parse_trailers(commit.message).get("Memrepo-Entry", []):
             for parent in commit.parents or []:
                 for d in parent.tree.diff_to_tree(commit.tree).deltas:

@@ -1,8 +1,8 @@
 """What provisional holds that verified lacks: changes since the last sync point."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import pygit2
 
@@ -36,8 +36,8 @@ def diff_paths(base: Snapshot, head: Snapshot) -> Iterator[PathChange]:
     if base.tree is None or head.tree is None:
         return
     for d in base.tree.diff_to_tree(head.tree).deltas:
-        old_blob = repo[d.old_file.id].data if d.status != pygit2.GIT_DELTA_ADDED and d.old_file.mode != 0o160000 else None
-        new_blob = repo[d.new_file.id].data if d.status != pygit2.GIT_DELTA_DELETED and d.new_file.mode != 0o160000 else None
+        old_blob = repo[d.old_file.id].read_raw() if d.status != pygit2.GIT_DELTA_ADDED and d.old_file.mode != 0o160000 else None
+        new_blob = repo[d.new_file.id].read_raw() if d.status != pygit2.GIT_DELTA_DELETED and d.new_file.mode != 0o160000 else None
         if d.status == pygit2.GIT_DELTA_ADDED:
             yield PathChange(d.new_file.path, "added", None, new_blob, None, d.new_file.mode)
         elif d.status == pygit2.GIT_DELTA_DELETED:

@@ -19,7 +19,7 @@ class Provenance:
     cost: float | None = None
 
     @classmethod
-    def from_env(cls, **given: object) -> "Provenance":
+    def from_env(cls, **given: object) -> Provenance:
         """Fill what was not given from MEMREPO_AGENT / MEMREPO_SESSION / MEMREPO_TASK."""
         values = {k: v for k, v in given.items() if v is not None}
         values.setdefault("agent", os.environ.get("MEMREPO_AGENT") or None)

@@ -19,10 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pygit2
-
 from ..errors import UsageError
-from ..gitstore import parse_trailers
+from ..gitstore import NEWEST_FIRST, parse_trailers
 from ..repo import MemRepo
 from .audit import read_audit
 
@@ -39,7 +37,7 @@ def external_writes(repo: MemRepo, limit: int = 500) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     if tip is None:
         return out
-    for commit in repo.store.repo.walk(tip, pygit2.GIT_SORT_TOPOLOGICAL | pygit2.GIT_SORT_TIME):  # type: ignore[arg-type]
+    for commit in repo.store.repo.walk(tip, NEWEST_FIRST):
         tr = parse_trailers(commit.message)
         if "external_tool" in tr.get("Memrepo-Origin", []):
             out.append({"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(commit.commit_time)),

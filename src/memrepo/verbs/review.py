@@ -5,11 +5,9 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
-import pygit2
-
 from ..errors import MemrepoError
 from ..findings import Finding
-from ..gitstore import Snapshot, parse_trailers
+from ..gitstore import NEWEST_FIRST, Snapshot, parse_trailers
 from ..model.entry import parse_entry, path_scope_id
 from ..model.text import split_frontmatter
 from ..policy.checks import entry_findings
@@ -117,7 +115,7 @@ def _authors(repo: MemRepo, head: Snapshot, base: Snapshot) -> dict[str, tuple[s
     out: dict[str, tuple[str, str]] = {}
     if head.commit is None:
         return out
-    walker = repo.store.repo.walk(head.commit, pygit2.GIT_SORT_TOPOLOGICAL | pygit2.GIT_SORT_TIME)
+    walker = repo.store.repo.walk(head.commit, NEWEST_FIRST)
     if base.commit is not None:
         walker.hide(base.commit)
     for commit in walker:

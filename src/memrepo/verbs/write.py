@@ -7,14 +7,26 @@ any memory branch and is recorded on the audit ref.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 from ..errors import Ambiguous, Blocked, CapExceeded, Conflict, MemrepoError, NotFound, UsageError
 from ..findings import Finding
 from ..gitstore import Commit, Snapshot, format_message
-from ..model.entry import (ENTRY_DELIMITER, ID_RE, ORIGINS, Entry, candidate_paths, check_id, new_id, normalise_text, now_iso,
-                           serialise_entry, text_digest)
+from ..model.entry import (
+    ENTRY_DELIMITER,
+    ID_RE,
+    ORIGINS,
+    Entry,
+    candidate_paths,
+    check_id,
+    new_id,
+    normalise_text,
+    now_iso,
+    serialise_entry,
+    text_digest,
+)
 from ..policy.checks import content_findings, schema_findings, scope_usage
 from ..policy.config import Policy
 from ..repo import MemRepo
@@ -481,5 +493,15 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-__all__ = ["Op", "OpResult", "WriteResult", "remember", "replace", "forget", "apply_ops", "normalise_text",
-           "ENTRY_DELIMITER", "MemrepoError"]
+__all__ = [
+    "ENTRY_DELIMITER",
+    "MemrepoError",
+    "Op",
+    "OpResult",
+    "WriteResult",
+    "apply_ops",
+    "forget",
+    "normalise_text",
+    "remember",
+    "replace",
+]
