@@ -1,6 +1,7 @@
 """A memory repository: a git store plus the policy on its verified branch."""
 from __future__ import annotations
 
+import marshal
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -129,10 +130,12 @@ class MemRepo:
         key = self.scope_tree_id(snap, scope)
         if key in self._digests:
             return dict(self._digests[key])
-        path = self.store.private_dir("cache") / f"digests-{key}.txt"
+        path = self.store.private_dir("cache") / f"digests-{key}.marshal"
         try:
-            digests = dict(line.split(" ", 1) for line in path.read_text("utf-8").splitlines())
-        except (OSError, ValueError):
+            digests = marshal.loads(path.read_bytes())  # our own cache file: plain dict of str -> str
+            if not isinstance(digests, dict):
+                raise ValueError("not a dict")
+        except (OSError, ValueError, EOFError, TypeError):
             digests = {e.id: text_digest(e.entry.text) for e in self.iter_entries(snap, scope) if e.entry is not None}
             self._save_digests(key, digests)
         self._digests[key] = digests
@@ -148,9 +151,9 @@ class MemRepo:
         folder = self.store.private_dir("cache")
         tmp = folder / f".digests-{key}.{os.getpid()}.tmp"
         try:
-            tmp.write_text("".join(f"{k} {v}\n" for k, v in digests.items()), "utf-8")
-            os.replace(tmp, folder / f"digests-{key}.txt")
-            old = sorted(folder.glob("digests-*.txt"), key=lambda p: p.stat().st_mtime)
+            tmp.write_bytes(marshal.dumps(digests))
+            os.replace(tmp, folder / f"digests-{key}.marshal")
+            old = sorted(folder.glob("digests-*.marshal"), key=lambda p: p.stat().st_mtime)
             for stale in old[:-16]:
                 stale.unlink(missing_ok=True)
         except OSError:
