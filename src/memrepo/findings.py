@@ -1,7 +1,6 @@
 """Findings: the one result type every check returns; reporters render them."""
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
@@ -39,9 +38,6 @@ class Finding:
         return replace(self, path=path or self.path, line=(self.line + line_offset) if self.line else self.line,
                        entry=entry or self.entry)
 
-
-def any_blocking(findings: Iterable[Finding]) -> bool:
-    return any(f.blocking for f in findings)
 
 
 def escape_excerpt(text: str, limit: int = 120) -> str:

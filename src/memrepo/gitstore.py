@@ -140,9 +140,6 @@ class Snapshot:
             out[path] = FileBlob(mode, b"" if mode == COMMIT else self.store.object_at(oid, path).data)  # type: ignore[attr-defined]
         return out
 
-    @property
-    def tree_id(self) -> str:
-        return str(self.tree.id) if self.tree is not None else "empty"
 
 
 @dataclass

@@ -134,7 +134,7 @@ class MemRepo:
         try:
             digests = marshal.loads(path.read_bytes())  # our own cache file: plain dict of str -> str
             if not isinstance(digests, dict):
-                raise ValueError("not a dict")
+                raise TypeError("not a dict")
         except (OSError, ValueError, EOFError, TypeError):
             digests = {e.id: text_digest(e.entry.text) for e in self.iter_entries(snap, scope) if e.entry is not None}
             self._save_digests(key, digests)

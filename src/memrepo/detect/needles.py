@@ -248,16 +248,6 @@ def leading_boundary(pattern: str) -> bool:
     return len(tree) > 1 and tree[0][0] is AT and str(tree[0][1]) == "AT_BOUNDARY"
 
 
-def literal_prefix(pattern: str) -> bool:
-    """True when the pattern starts with two literal characters: re then finds candidates with its
-    fast prefix scan, cheaper than any prefilter written in Python."""
-    try:
-        tree = list(sre_parse.parse(pattern))
-    except Exception:  # noqa: BLE001
-        return False
-    return len(tree) >= 2 and tree[0][0] is LITERAL and tree[1][0] is LITERAL
-
-
 def lower_pattern(pattern: str) -> str:
     """The pattern with its literal letters lower-cased (escapes such as \\S, \\W, \\B kept), for
     matching against lower-cased text without the slow IGNORECASE flag."""

@@ -182,11 +182,6 @@ class RuleSet(NamedTuple):
         return any(p.search(value) for p in self.placeholders)
 
 
-def load_rule_files(files: Mapping[str, bytes], rules_dir: str = "rules") -> RuleSet:
-    """Parse every ``<rules_dir>/*.yaml`` of ``files`` (keys relative to policies/); uncached."""
-    return ruleset_from_spec(build_spec(files, rules_dir))
-
-
 # -- spec: parsed, validated, expanded; JSON data -----------------------------------------------
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from ..errors import MemrepoError
 from ..findings import Finding
 from ..gitstore import BLOB, COMMIT, EXEC, LINK, FileBlob
-from ..model.entry import ENTRY_DELIMITER, Entry, parse_entry, path_scope_id
+from ..model.entry import Entry, parse_entry, path_scope_id
 from ..model.text import decode_utf8, split_frontmatter
 from .checks import cap_findings, duplicate_id_findings, entry_findings
 from .config import POLICY_DIR, Policy, load_policy
@@ -193,7 +193,6 @@ def skill_tree_findings(files: Mapping[str, FileBlob], policy: Policy, targets: 
 
 
 __all__ = [
-    "ENTRY_DELIMITER",
     "case_collision_findings",
     "entry_file_findings",
     "mode_finding",

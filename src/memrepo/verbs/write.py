@@ -11,11 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..errors import Ambiguous, Blocked, CapExceeded, Conflict, MemrepoError, NotFound, UsageError
+from ..errors import Ambiguous, Blocked, CapExceeded, Conflict, NotFound, UsageError
 from ..findings import Finding
 from ..gitstore import Commit, Snapshot, format_message
 from ..model.entry import (
-    ENTRY_DELIMITER,
     ID_RE,
     ORIGINS,
     Entry,
@@ -494,14 +493,11 @@ def content_hash(text: str) -> str:
 
 
 __all__ = [
-    "ENTRY_DELIMITER",
-    "MemrepoError",
     "Op",
     "OpResult",
     "WriteResult",
     "apply_ops",
     "forget",
-    "normalise_text",
     "remember",
     "replace",
 ]
