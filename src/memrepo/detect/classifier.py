@@ -31,6 +31,7 @@ from ..model.text import CJK_RE
 DEFAULT_MODEL = "models/injection.json"
 FORMAT = "memrepo-linear-v1"
 MAX_WINDOWS = 64
+MEMO_WORDS = 50_000  # words whose weighted features are remembered (then the memo starts again)
 
 _TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 _CJK_RE = CJK_RE
@@ -41,7 +42,7 @@ _SENTENCE_RE = re.compile(r"(?:[^.!?;。！？；\n]|[.!?](?=[^\s.!?]))+[.!?。�
 def tokens(text: str) -> list[str]:
     out: list[str] = []
     for tok in _TOKEN_RE.findall(text):
-        if _CJK_RE.search(tok):
+        if not tok.isascii() and _CJK_RE.search(tok):
             out.extend(tok)
         else:
             out.append(tok)
@@ -86,6 +87,35 @@ class Model:
         self.weights = weights
         self.threshold = threshold  # at or above: a finding of its own
         self.veto = veto  # below: pattern findings of the veto categories are demoted to warnings
+        self._memo: dict[str, tuple[str, ...]] = {}
+
+    def _token_features(self, tok: str) -> tuple[str, ...]:
+        """The weighted features of one word alone (``w:`` and ``c:``), remembered per model."""
+        got = self._memo.get(tok)
+        if got is None:
+            if len(self._memo) >= MEMO_WORDS:
+                self._memo.clear()
+            weights = self.weights
+            feats = ["w:" + tok]
+            if len(tok) >= 3 and not _CJK_RE.match(tok):
+                padded = " " + tok + " "
+                feats.extend("c:" + padded[i: i + 4] for i in range(len(padded) - 3))
+            got = self._memo[tok] = tuple(f for f in feats if f in weights)
+        return got
+
+    def weighted_features(self, text: str) -> set[str]:
+        """``features(text)`` restricted to those with a weight: the same logit, fewer strings."""
+        toks = tokens(text)
+        weights = self.weights
+        feats: set[str] = set()
+        memo = self._token_features
+        for t in toks:
+            feats.update(memo(t))
+        for a, b in pairwise(toks):
+            f = "b:" + a + " " + b
+            if f in weights:
+                feats.add(f)
+        return feats
 
     def logit(self, feats: set[str]) -> float:
         get = self.weights.get
@@ -101,7 +131,7 @@ class Model:
         sents = windows(prepared)
         if not sents:
             return None
-        feats = [features(s) for _, s in sents]
+        feats = [self.weighted_features(s) for _, s in sents]
         get = self.weights.get
         # Sums per sentence; a pair's sum subtracts what both share (features are binary).
         sums = [sum(get(f, 0.0) for f in fs) for fs in feats]

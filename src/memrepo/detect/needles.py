@@ -28,7 +28,7 @@ class Group:
         self.keys = frozenset(self.needle_keys)
         # A TextIndex holds 3-grams (and 2-grams of non-ASCII text): shorter needles skip the key check.
         self.keyed = all(len(n) >= 3 or len(n) == 2 and not n.isascii() for n in self.needles)
-        self.owner = 0  # id of the NeedleIndex holding it
+        self.owner: NeedleIndex | None = None  # the NeedleIndex holding it
 
 
 Needles = tuple[Group, ...]
@@ -79,9 +79,8 @@ class TextIndex:
         return found
 
     def has(self, group: Group) -> bool:
-        found = self.present.get(group.owner)
-        if found is not None:
-            return group in found
+        if group.owner is not None:
+            return group in self.groups_of(group.owner)
         hit = self.memo.get(group)
         if hit is None:
             hit = (not group.keyed or not self.keys.isdisjoint(group.keys)) and any(map(self.lowered.__contains__, group.needles))
@@ -100,7 +99,7 @@ class NeedleIndex:
         self.by_key: dict[str, list[tuple[str, Group]]] = {}
         self.unkeyed: list[Group] = []
         for g in self.groups:
-            g.owner = id(self)
+            g.owner = self
             if g.keyed:
                 for needle, key in zip(g.needles, g.needle_keys, strict=True):
                     self.by_key.setdefault(key, []).append((needle, g))

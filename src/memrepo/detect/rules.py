@@ -105,9 +105,18 @@ def iter_branches(branches: tuple[Branch, ...], target: str, index: TextIndex) -
 
     A leading ``\b`` is dropped at compile time (it stops re from using its fast prefix scan) and
     checked here instead, with the same meaning: word-ness changes at the match start."""
+    present: frozenset[Group] | None = None
     for needles, pat, bounded in branches:
-        if not matches(needles, index):
-            continue
+        if needles is not None:
+            owner = needles[0].owner
+            if owner is None:
+                if not matches(needles, index):
+                    continue
+            else:
+                if present is None:
+                    present = index.groups_of(owner)
+                if needles[0] not in present or len(needles) > 1 and not all(g in present for g in needles):
+                    continue
         for m in pat.finditer(target):
             if bounded and not _at_boundary(target, m.start()):
                 continue
@@ -144,6 +153,17 @@ class Feature(NamedTuple):
 
     def finditer(self, index: TextIndex) -> Iterator[re.Match[str]]:
         return iter_branches(self.branches, index.lowered, index)
+
+    gates: frozenset[Group] = frozenset()  # one required group of each gated branch
+    ungated: tuple[Branch, ...] = ()  # branches without needles
+
+    def viable(self, index: TextIndex, present: frozenset[Group]) -> bool:
+        """False when no pattern can match the indexed text: a needle each requires is absent
+        (``present``: the text's groups), and the patterns without needles (cheap by construction:
+        nothing long to look for) do not match."""
+        if not self.gates.isdisjoint(present):
+            return True
+        return bool(self.ungated) and next(iter_branches(self.ungated, index.lowered, index), None) is not None
 
     def found_in(self, lowered: str) -> bool:
         """True when the feature occurs in ``lowered`` (lower-cased text)."""
@@ -280,8 +300,11 @@ def ruleset_from_spec(spec: Mapping[str, Any]) -> RuleSet:
                   unless=Pattern(r["unless"], re.IGNORECASE | re.MULTILINE) if r["unless"] else None,
                   secret=r["secret"], langs=tuple(r["langs"]), case_sensitive=r["case_sensitive"])
              for r in spec["rules"]]
-    features = [Feature(f["name"], f["weight"], f["description"], f["anchored"], branches(f["branches"]))
-                for f in spec["features"]]
+    features = []
+    for f in spec["features"]:
+        bs = branches(f["branches"])
+        features.append(Feature(f["name"], f["weight"], f["description"], f["anchored"], bs,
+                                frozenset(b[0][0] for b in bs if b[0]), tuple(b for b in bs if b[0] is None)))
     group_rules: dict[Group, set[int]] = {}
     ungated = []
     for i, rule in enumerate(rules):

@@ -211,7 +211,8 @@ class Scanner:
         self._classify(v, found, path, line, hidden=bool(bonus))
         if "score.directive" in found or not self.ruleset.features:
             return
-        best = best_sentence(v.text, self.ruleset.features, bonus, needles=self.ruleset.needle_index)
+        best = best_sentence(v.text, self.ruleset.features, bonus, needles=self.ruleset.needle_index,
+                             floor=self.score_threshold)
         if best is None or best.score < self.score_threshold:
             return
         found["score.directive"] = Finding(

@@ -22,7 +22,7 @@ import re
 from bisect import bisect_right
 from typing import NamedTuple
 
-from .needles import NeedleIndex, text_index
+from .needles import NeedleIndex, TextIndex, text_index
 from .rules import Feature
 
 # A sentence ends at . ! ? followed by a space (not inside ".env" or "example.com"), at 。！？ or a newline.
@@ -59,20 +59,38 @@ def score_sentence(sentence: str, features: list[Feature], bonus: float = 0.0) -
     return total, tuple(names)
 
 
-def best_sentence(text: str, features: list[Feature], bonus: float = 0.0, *, needles: NeedleIndex | None = None) -> Scored | None:
+def _ceiling(features: list[Feature], index: TextIndex, bonus: float, needles: NeedleIndex | None, *,
+             anchored_free: bool) -> float:
+    """An upper bound of any sentence's score: the bonus plus the positive weights of the features
+    whose required literals occur in the indexed text (anchored ones counted unchecked when
+    ``anchored_free``, since they are matched on other strings)."""
+    present = index.groups_of(needles) if needles is not None else frozenset()
+    return bonus + sum(f.weight for f in features
+                       if f.weight > 0 and (anchored_free and f.anchored or f.viable(index, present)))
+
+
+def best_sentence(text: str, features: list[Feature], bonus: float = 0.0, *, needles: NeedleIndex | None = None,
+                  floor: float | None = None) -> Scored | None:
     """The highest-scoring sentence of ``text`` (None for empty text).
 
     Each feature runs once over the whole text; its matches are assigned to sentences by position.
-    Features anchored at the sentence start (``^``) are run per sentence instead."""
+    Features anchored at the sentence start (``^``) are run per sentence instead. With ``floor``,
+    None also when no sentence can reach it (proved from the features' required literals, without
+    running their patterns): the scanner only needs sentences at its threshold."""
     sentences = split_sentences(text)
     if not sentences:
         return None
     if len(sentences) == 1:
         start, sentence = sentences[0]
+        if floor is not None and needles is not None and _ceiling(features, text_index(drop_quoted(sentence.strip()).lower()), bonus, needles,
+                                          anchored_free=False) < floor:
+            return None
         score, names = score_sentence(sentence, features, bonus)
         return Scored(score, names, sentence.strip(), start)
     lowered = drop_quoted(text).lower()
     index = text_index(lowered)
+    if floor is not None and needles is not None and _ceiling(features, index, bonus, needles, anchored_free=True) < floor:
+        return None
     starts = [s for s, _ in sentences]
     hits: list[set[str]] = [set() for _ in sentences]
     for feat in features:
