@@ -1,6 +1,7 @@
 """YAML loading for untrusted files: no aliases (billion laughs), bounded size and depth."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -61,11 +62,50 @@ def _load_fast(text: str) -> Any:
     return yaml.load(text, Loader=_FastLoader)
 
 
+# The flat form memrepo itself writes (``key: value`` lines of words, decimal integers,
+# single-quoted strings and flow lists of words) is read without a YAML parser: a check of 10,000
+# entries spends most of its parse time building YAML events for it. Anything else, or anything
+# YAML would read differently (booleans, nulls, numbers in other notations, dates), takes the parser.
+_FLAT_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*): (?:(0|[1-9][0-9]{0,17})|'((?:[\x20-\x26\x28-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]|'')*)'|"
+                        r"([A-Za-z][A-Za-z0-9_-]*)|\[((?:[A-Za-z][A-Za-z0-9_-]*(?:, [A-Za-z][A-Za-z0-9_-]*)*)?)\])")
+_YAML_WORDS = frozenset("yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF null Null NULL".split())
+
+
+def _load_flat(text: str) -> dict[str, Any] | None:
+    out: dict[str, Any] = {}
+    for line in text.split("\n"):
+        if not line:
+            continue
+        m = _FLAT_LINE.fullmatch(line)
+        if m is None:
+            return None
+        key, num, quoted, word, items = m.groups()
+        if key in _YAML_WORDS:
+            return None
+        if num is not None:
+            out[key] = int(num)
+        elif quoted is not None:
+            out[key] = quoted.replace("''", "'")
+        elif word is not None:
+            if word in _YAML_WORDS:
+                return None
+            out[key] = word
+        else:
+            words = items.split(", ") if items else []
+            if any(w in _YAML_WORDS for w in words):
+                return None
+            out[key] = words
+    return out or None
+
+
 def load_yaml(text: str, where: str, *, max_bytes: int = MAX_YAML_BYTES, first_line: int = 1) -> Any:
     """Parse untrusted YAML; any failure is a ParseError naming ``where`` and the file line
     (``first_line`` is the file line the text starts on, e.g. 2 for frontmatter)."""
     if len(text.encode("utf-8", "surrogatepass")) > max_bytes:
         raise ParseError(f"YAML is larger than {max_bytes:,} bytes", where=where, hint="split or shorten the file")
+    flat = _load_flat(text)
+    if flat is not None:
+        return flat
     try:
         if _FAST_LOADER is not None and _plain_enough(text):
             try:
