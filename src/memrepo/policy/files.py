@@ -1,6 +1,8 @@
 """Findings for files of a tree, dispatched by where they live (memories/, skills/, policies/)."""
 from __future__ import annotations
 
+import multiprocessing
+import os
 from collections.abc import Iterable, Mapping
 
 from ..errors import MemrepoError
@@ -63,6 +65,12 @@ class EntryParses:
     def __init__(self) -> None:
         self._done: dict[str, Entry | MemrepoError] = {}
 
+    def known(self) -> dict[str, Entry | MemrepoError]:
+        return self._done
+
+    def learn(self, done: Mapping[str, Entry | MemrepoError]) -> None:
+        self._done.update(done)
+
     def __call__(self, path: str, data: bytes) -> Entry:
         got = self._done.get(path)
         if got is None:
@@ -117,6 +125,8 @@ def tree_findings(files: Mapping[str, FileBlob], policy: Policy, only: Iterable[
     targets = set(only) if only is not None else set(files)
     parse = EntryParses()
     out: list[Finding] = []
+    entry_paths = [p for p in sorted(targets) if _is_entry_path(p) and p in files and unsafe_path_finding(p) is None]
+    judged = parallel_entry_findings(entry_paths, files, policy, parse)
     for path in sorted(targets):
         bad = unsafe_path_finding(path)
         if bad:
@@ -128,8 +138,9 @@ def tree_findings(files: Mapping[str, FileBlob], policy: Policy, only: Iterable[
         odd = mode_finding(path, blob)
         if odd:
             out.append(odd)
-        if path.startswith("memories/") and not path.endswith("/README.md") and path != "memories/README.md":
-            out.extend(entry_file_findings(path, blob, policy, parse))
+        if _is_entry_path(path):
+            got = judged.get(path)
+            out.extend(got if got is not None else entry_file_findings(path, blob, policy, parse))
     out.extend(skill_tree_findings(files, policy, targets))
     if any(p.startswith(POLICY_DIR + "/") for p in targets):
         out.extend(policy_file_findings(files, "change", policy))
@@ -153,6 +164,61 @@ def tree_findings(files: Mapping[str, FileBlob], policy: Policy, only: Iterable[
     out.extend(f for f in cap_findings(by_scope, policy) if only is None or f.path.split("/")[1] in touched_scopes)
     out.extend(file_duplicate_findings(files, policy, targets if only is not None else None, parse))  # exact + near duplicates
     return out
+
+
+def _is_entry_path(path: str) -> bool:
+    return path.startswith("memories/") and not path.endswith("/README.md") and path != "memories/README.md"
+
+
+PARALLEL_MIN = 2000  # entries below which one process is faster than starting workers
+_WORK: tuple[list[str], Mapping[str, FileBlob], Policy] | None = None  # what forked workers inherit
+
+
+def check_jobs() -> int:
+    """Worker processes for a large check: ``$MEMREPO_JOBS``, else the usable CPUs (1: no workers)."""
+    raw = os.environ.get("MEMREPO_JOBS", "")
+    if raw.strip().isdigit() and int(raw) > 0:
+        return int(raw)
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def parallel_entry_findings(paths: list[str], files: Mapping[str, FileBlob], policy: Policy,
+                            parse: EntryParses) -> dict[str, list[Finding]]:
+    """Entry findings computed by forked workers when there are many entries (else nothing: the
+    caller judges each file itself). Workers share the policy and scanner by fork, so nothing is
+    built twice; the parses come back for the tree-wide rules. The result does not depend on the
+    number of workers."""
+    jobs = min(check_jobs(), len(paths) // (PARALLEL_MIN // 2) or 1)
+    if jobs < 2 or len(paths) < PARALLEL_MIN or "fork" not in multiprocessing.get_all_start_methods():
+        return {}
+    global _WORK
+    policy.scanner()  # built once here, inherited by every worker
+    size = -(-len(paths) // (jobs * 4))
+    chunks = [(i, min(i + size, len(paths))) for i in range(0, len(paths), size)]
+    _WORK = (paths, files, policy)
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            results = pool.map(_judge_chunk, chunks, chunksize=1)
+    except (OSError, multiprocessing.ProcessError):
+        return {}  # no workers to be had (limits, sandbox): the caller judges serially
+    finally:
+        _WORK = None
+    judged: dict[str, list[Finding]] = {}
+    for found, parsed in results:
+        judged.update(found)
+        parse.learn(parsed)
+    return judged
+
+
+def _judge_chunk(span: tuple[int, int]) -> tuple[dict[str, list[Finding]], dict[str, Entry | MemrepoError]]:
+    assert _WORK is not None
+    paths, files, policy = _WORK
+    parse = EntryParses()
+    found = {p: entry_file_findings(p, files[p], policy, parse) for p in paths[span[0]: span[1]]}
+    return found, parse.known()
 
 
 def case_collision_findings(files: Mapping[str, FileBlob]) -> list[Finding]:
