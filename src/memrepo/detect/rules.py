@@ -100,14 +100,15 @@ def _at_boundary(text: str, i: int) -> bool:
 Branch = tuple["Needles | None", Pattern, bool]  # (required literals, pattern, leading \b dropped)
 
 
-def iter_branches(branches: tuple[Branch, ...], target: str, index: TextIndex) -> Iterator[re.Match[str]]:
-    """Matches of each pattern whose required literals occur in the indexed (lower-cased) text.
+def iter_branches(branches: tuple[Branch, ...], target: str, index: TextIndex, *, gated: bool = True) -> Iterator[re.Match[str]]:
+    """Matches of each pattern whose required literals occur in the indexed (lower-cased) text
+    (``gated=False``: the branches are known to pass, see RuleSet.plan).
 
     A leading ``\b`` is dropped at compile time (it stops re from using its fast prefix scan) and
     checked here instead, with the same meaning: word-ness changes at the match start."""
     present: frozenset[Group] | None = None
     for needles, pat, bounded in branches:
-        if needles is not None:
+        if gated and needles is not None:
             owner = needles[0].owner
             if owner is None:
                 if not matches(needles, index):
@@ -135,13 +136,17 @@ class Rule(NamedTuple):
     langs: tuple[str, ...] = ()
     case_sensitive: bool = False
 
-    def finditer(self, text: str, index: TextIndex) -> Iterator[re.Match[str]]:
-        """Matches of each pattern whose required literals occur in ``index.lowered`` (``text.lower()``).
+    def finditer(self, text: str, index: TextIndex, branches: tuple[Branch, ...] | None = None) -> Iterator[re.Match[str]]:
+        """Matches of each pattern whose required literals occur in ``index.lowered`` (``text.lower()``);
+        ``branches``: only these, already known to pass their gates (RuleSet.plan).
 
         Case-insensitive rules are compiled lower-cased and run on the lowered text (IGNORECASE is
         several times slower); match positions then refer to ``index.lowered``.
         """
-        return iter_branches(self.branches, text if self.case_sensitive else index.lowered, index)
+        target = text if self.case_sensitive else index.lowered
+        if branches is not None:
+            return iter_branches(branches, target, index, gated=False)
+        return iter_branches(self.branches, target, index)
 
 
 class Feature(NamedTuple):
@@ -178,6 +183,10 @@ class Feature(NamedTuple):
         return False
 
 
+Plan = tuple[tuple[Rule, tuple[Branch, ...]], ...]
+MAX_PLANS = 4096
+
+
 class RuleSet(NamedTuple):
     rules: list[Rule]
     features: list[Feature]
@@ -186,6 +195,21 @@ class RuleSet(NamedTuple):
     needle_index: NeedleIndex | None
     group_rules: dict[Group, tuple[int, ...]]  # rules (by position) with a branch needing the group
     ungated: tuple[int, ...]  # rules with a branch that has no needles
+    plans: dict[frozenset[Group], Plan]  # by a text's present groups (texts share them: memoised)
+
+    def plan(self, index: TextIndex) -> Plan:
+        """The candidate rules, each with its branches whose required literals all occur."""
+        if self.needle_index is None:
+            return tuple((r, r.branches) for r in self.rules)
+        present = index.groups_of(self.needle_index)
+        got = self.plans.get(present)
+        if got is None:
+            if len(self.plans) >= MAX_PLANS:
+                self.plans.clear()
+            got = self.plans[present] = tuple(
+                (r, bs) for r in self.candidates(index)
+                if (bs := tuple(b for b in r.branches if b[0] is None or all(g in present for g in b[0]))))
+        return got
 
     def candidates(self, index: TextIndex) -> list[Rule]:
         """The rules that can match the indexed text: those with a branch whose needles all occur
@@ -315,7 +339,7 @@ def ruleset_from_spec(spec: Mapping[str, Any]) -> RuleSet:
                 group_rules.setdefault(g, set()).add(i)
     return RuleSet(rules, features, float(spec["hidden_bonus"]),
                    tuple(Pattern(p, re.IGNORECASE) for p in spec["placeholders"]), NeedleIndex(groups.values()),
-                   {g: tuple(sorted(ix)) for g, ix in group_rules.items()}, tuple(sorted(set(ungated))))
+                   {g: tuple(sorted(ix)) for g, ix in group_rules.items()}, tuple(sorted(set(ungated))), {})
 
 
 def _parse(name: str, data: bytes, files: Mapping[str, bytes]) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from .normalise import (
     is_bidi,
     scan_variants,
 )
-from .rules import SPEC_VERSION, Rule, RuleSet, build_spec, ruleset_from_spec
+from .rules import SPEC_VERSION, Branch, Rule, RuleSet, build_spec, ruleset_from_spec
 from .scoring import best_sentence
 from .secrets import find_secrets, mask, secret_value
 
@@ -140,10 +140,10 @@ class Scanner:
         for v in variants:
             lowered = v.text.lower()
             index = text_index(lowered)
-            for rule in self.ruleset.candidates(index):
+            for rule, branches in self.ruleset.plan(index):
                 if rule.secret or rule.id in found:
                     continue
-                m = _first_match(rule, v.text, index)
+                m = _first_match(rule, v.text, index, branches)
                 if m is None:
                     continue
                 step = _revealing_step(rule, original, v.step)
@@ -180,10 +180,10 @@ class Scanner:
     def _secrets(self, text: str, found: dict[str, Finding], path: str, line: int) -> None:
         base = clean(text)
         index = text_index(base.lower())
-        for rule in self.ruleset.candidates(index):
+        for rule, branches in self.ruleset.plan(index):
             if not rule.secret or rule.id in found:
                 continue
-            for m in rule.finditer(base, index):
+            for m in rule.finditer(base, index, branches):
                 value = secret_value(m)
                 if self.ruleset.is_placeholder(value):
                     continue
@@ -254,8 +254,8 @@ def _revealing_step(rule: Rule, original: str, step: str) -> str:
     return f"{prefix}+{last}" if prefix else last
 
 
-def _first_match(rule: Rule, text: str, index: TextIndex) -> re.Match[str] | None:
-    for i, m in enumerate(rule.finditer(text, index)):
+def _first_match(rule: Rule, text: str, index: TextIndex, branches: tuple[Branch, ...] | None = None) -> re.Match[str] | None:
+    for i, m in enumerate(rule.finditer(text, index, branches)):
         if rule.unless is None:
             return m
         start = max(text.rfind(".", 0, m.start()), text.rfind("\n", 0, m.start())) + 1

@@ -125,10 +125,12 @@ def tree_findings(files: Mapping[str, FileBlob], policy: Policy, only: Iterable[
     targets = set(only) if only is not None else set(files)
     parse = EntryParses()
     out: list[Finding] = []
-    entry_paths = [p for p in sorted(targets) if _is_entry_path(p) and p in files and unsafe_path_finding(p) is None]
-    judged = parallel_entry_findings(entry_paths, files, policy, parse)
-    for path in sorted(targets):
-        bad = unsafe_path_finding(path)
+    ordered = sorted(targets)
+    unsafe = {p: bad for p in ordered if (bad := unsafe_path_finding(p))}
+    judged = parallel_entry_findings([p for p in ordered if _is_entry_path(p) and p in files and p not in unsafe],
+                                     files, policy, parse)
+    for path in ordered:
+        bad = unsafe.get(path)
         if bad:
             out.append(bad)
             continue
