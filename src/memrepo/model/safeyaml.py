@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
-
-import yaml
 
 from ..errors import ParseError
 
@@ -12,33 +11,39 @@ MAX_YAML_BYTES = 256 * 1024
 MAX_DEPTH = 32
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    def compose_node(self, parent: Any, index: Any) -> Any:  # type: ignore[override]
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.MarkedYAMLError(None, None, "YAML aliases are not allowed", event.start_mark)
-        depth = getattr(self, "_depth", 0) + 1
-        if depth > MAX_DEPTH:
-            raise yaml.MarkedYAMLError(None, None, f"nesting deeper than {MAX_DEPTH} levels", self.peek_event().start_mark)
-        self._depth = depth
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            self._depth = depth - 1
+@cache
+def _yaml() -> Any:
+    """PyYAML and memrepo's loaders, imported on first need: entries in memrepo's own flat form
+    are read and written without it (see ``_load_flat``), which keeps a CLI write's start-up short."""
+    import yaml
 
+    class NoAliasLoader(yaml.SafeLoader):
+        def compose_node(self, parent: Any, index: Any) -> Any:  # type: ignore[override]
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
+                raise yaml.MarkedYAMLError(None, None, "YAML aliases are not allowed", event.start_mark)
+            depth = getattr(self, "_depth", 0) + 1
+            if depth > MAX_DEPTH:
+                raise yaml.MarkedYAMLError(None, None, f"nesting deeper than {MAX_DEPTH} levels", self.peek_event().start_mark)
+            self._depth = depth
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self._depth = depth - 1
 
-def _plain_timestamps() -> None:
     # Keep dates as strings: entry fields are compared and round-tripped as text.
-    resolvers = _NoAliasLoader.yaml_implicit_resolvers
-    for key, items in list(resolvers.items()):
-        resolvers[key] = [(tag, rx) for tag, rx in items if tag != "tag:yaml.org,2002:timestamp"]
+    NoAliasLoader.yaml_implicit_resolvers = {
+        k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:timestamp"]
+        for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    fast = getattr(yaml, "CSafeLoader", None)
+    if fast is not None:
+        class FastLoader(fast):  # type: ignore[misc, valid-type]
+            """libyaml's safe loader with the same resolvers (dates stay strings)."""
 
-
-_NoAliasLoader.yaml_implicit_resolvers = {k: list(v) for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-_plain_timestamps()
-
-
-_FAST_LOADER = getattr(yaml, "CSafeLoader", None)
+        FastLoader.yaml_implicit_resolvers = NoAliasLoader.yaml_implicit_resolvers
+        fast = FastLoader
+    yaml.NoAliasLoader, yaml.FastLoader_ = NoAliasLoader, fast
+    return yaml
 
 
 def _plain_enough(text: str) -> bool:
@@ -51,22 +56,16 @@ def _plain_enough(text: str) -> bool:
     return all(len(line) - len(line.lstrip(" ")) <= MAX_DEPTH for line in text.split("\n"))
 
 
-if _FAST_LOADER is not None:
-    class _FastLoader(_FAST_LOADER):  # type: ignore[misc, valid-type]
-        """libyaml's safe loader with the same resolvers (dates stay strings)."""
-
-    _FastLoader.yaml_implicit_resolvers = _NoAliasLoader.yaml_implicit_resolvers
-
-
 def _load_fast(text: str) -> Any:
-    return yaml.load(text, Loader=_FastLoader)
+    yaml = _yaml()
+    return yaml.load(text, Loader=yaml.FastLoader_)
 
 
 # The flat form memrepo itself writes (``key: value`` lines of words, decimal integers,
 # single-quoted strings and flow lists of words) is read without a YAML parser: a check of 10,000
 # entries spends most of its parse time building YAML events for it. Anything else, or anything
 # YAML would read differently (booleans, nulls, numbers in other notations, dates), takes the parser.
-_FLAT_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*): (?:(0|[1-9][0-9]{0,17})|'((?:[\x20-\x26\x28-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]|'')*)'|"
+_FLAT_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*): (?:(0|[1-9][0-9]{0,17})|'((?:[^'\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]|'')*)'|"
                         r"([A-Za-z][A-Za-z0-9_-]*)|\[((?:[A-Za-z][A-Za-z0-9_-]*(?:, [A-Za-z][A-Za-z0-9_-]*)*)?)\])")
 _YAML_WORDS = frozenset("yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF null Null NULL".split())
 
@@ -106,13 +105,14 @@ def load_yaml(text: str, where: str, *, max_bytes: int = MAX_YAML_BYTES, first_l
     flat = _load_flat(text)
     if flat is not None:
         return flat
+    yaml = _yaml()
     try:
-        if _FAST_LOADER is not None and _plain_enough(text):
+        if yaml.FastLoader_ is not None and _plain_enough(text):
             try:
                 return _load_fast(text)
             except yaml.YAMLError:
                 pass  # the pure-Python loader below reports the same error with PyYAML's exact position
-        return yaml.load(text, Loader=_NoAliasLoader)
+        return yaml.load(text, Loader=yaml.NoAliasLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + first_line}" if mark is not None else ""
@@ -122,5 +122,37 @@ def load_yaml(text: str, where: str, *, max_bytes: int = MAX_YAML_BYTES, first_l
         raise ParseError(f"YAML does not parse: {exc}", where=where, hint="fix the YAML syntax") from None
 
 
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:T[0-9]{2}:[0-9]{2}:[0-9]{2}Z)?")  # YAML reads both as timestamps
+
+
+def _flat_value(value: Any) -> str | None:
+    """``value`` as PyYAML's safe_dump writes it in a flat mapping, for the forms known to match
+    it byte for byte (words, decimal integers, ISO dates, lists of words); None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value) if -10**17 < value < 10**17 else None
+    if isinstance(value, str):
+        if _WORD.fullmatch(value) and value not in _YAML_WORDS:
+            return value
+        return f"'{value}'" if _DATE.fullmatch(value) else None
+    if isinstance(value, list):
+        if all(isinstance(v, str) and _WORD.fullmatch(v) and v not in _YAML_WORDS for v in value):
+            return "[" + ", ".join(value) + "]"
+    return None
+
+
 def dump_yaml(data: Any) -> str:
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1 << 30, default_flow_style=None)
+    # PyYAML writes a mapping of scalars only in flow style ({a: b}): the flat form needs a list in it
+    if isinstance(data, dict) and any(isinstance(v, list) for v in data.values()) and all(
+            isinstance(k, str) and _WORD.fullmatch(k) and k not in _YAML_WORDS for k in data):
+        lines = []
+        for k, v in data.items():
+            flat = _flat_value(v)
+            if flat is None:
+                break
+            lines.append(f"{k}: {flat}\n")
+        else:
+            return "".join(lines)
+    return _yaml().safe_dump(data, sort_keys=False, allow_unicode=True, width=1 << 30, default_flow_style=None)

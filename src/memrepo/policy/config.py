@@ -146,7 +146,7 @@ def load_policy(files: Mapping[str, bytes], source: str = "default") -> Policy:
     raw = files.get(POLICY_FILE)
     if raw is None:
         raise ParseError("policy file is missing", where=where, hint="restore policies/policy.yaml (see `memrepo init`)")
-    data = load_yaml(decode_utf8(raw, where), where)
+    data = _policy_data(raw, where)
     if not isinstance(data, dict):
         raise ParseError("policy is not a mapping", where=where, hint="write policy.yaml as 'key: value' sections")
     policy = Policy(data=data, files=dict(files), source=source)
@@ -156,6 +156,23 @@ def load_policy(files: Mapping[str, bytes], source: str = "default") -> Policy:
         raise ParseError(f"policy field {loc or '(top)'}: {message}", where=where,
                          hint="see policies/schemas/policy.schema.json for the allowed fields")
     return policy
+
+
+def _policy_data(raw: bytes, where: str) -> Any:
+    """policy.yaml parsed, through the on-disk cache keyed by its bytes (JSON data: a write
+    needs no YAML parser once its policy has been read). A document JSON cannot hold exactly
+    (non-string keys, say) is parsed each time."""
+    import json
+
+    from ..detect.cache import cached, content_key
+
+    def build() -> dict[str, Any]:
+        data = load_yaml(decode_utf8(raw, where), where)
+        faithful = json.loads(json.dumps(data)) == data if isinstance(data, dict) else False
+        return {"data": data if faithful else None}
+
+    got = cached("policy", content_key("policy-yaml-1", [(POLICY_FILE, raw)]), build)["data"]
+    return json.loads(json.dumps(got)) if got is not None else load_yaml(decode_utf8(raw, where), where)
 
 
 def default_policy() -> Policy:
