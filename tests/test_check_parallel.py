@@ -44,7 +44,7 @@ def test_workers_find_what_one_process_finds(monkeypatch: pytest.MonkeyPatch) ->
     assert len(learned) >= 2 and sum(learned) == 42  # the workers' parses came back, in several chunks
     assert _keys(parallel) == _keys(serial)
     rules = {f.rule for f in serial}
-    assert "entry.parse" in rules and any(r.startswith("override.") or r.startswith("exfil.") for r in rules)
+    assert "entry.parse" in rules and any(r.startswith(("override.", "exfil.")) for r in rules)
     assert any(f.rule.startswith("duplicate") for f in serial)  # tree-wide rules used the workers' parses
 
 

@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 from ..errors import ParseError
 from ..model.text import CJK_RE
+from .scoring import drop_quoted
 
 DEFAULT_MODEL = "models/injection.json"
 FORMAT = "memrepo-linear-v1"
@@ -35,7 +36,6 @@ MEMO_WORDS = 50_000  # words whose weighted features are remembered (then the me
 
 _TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 _CJK_RE = CJK_RE
-_QUOTED_RE = re.compile(r"(?<!\w)'[^'\n]{1,80}'(?!\w)|\"[^\"\n]{1,80}\"|‘[^’\n]{1,80}’|“[^”\n]{1,80}”|「[^」\n]{1,80}」")
 _SENTENCE_RE = re.compile(r"(?:[^.!?;。！？；\n]|[.!?](?=[^\s.!?]))+[.!?。！？;；]*")
 
 
@@ -62,9 +62,9 @@ def features(text: str) -> set[str]:
 
 
 def prepare(text: str) -> str:
-    """What features are taken from: lower-cased, short quoted spans blanked (a memory that
-    *mentions* a phrase in quotes is not giving that order)."""
-    return _QUOTED_RE.sub(" ", text).lower()
+    """What features are taken from: lower-cased, short quoted spans blanked as the scoring layer
+    does (a memory that *mentions* a phrase in quotes is not giving that order)."""
+    return drop_quoted(text).lower()
 
 
 def windows(text: str) -> list[tuple[int, str]]:

@@ -55,7 +55,7 @@ _LEET_ANY_RE = re.compile(r"(?<![\w@$!|€])(?=[\w@$!|€]*[A-Za-z])(?=[\w@$!|�
 # Runs of single letters separated by one space/dot/dash ("d i s r e g a r d"); word gaps are 2+ spaces.
 _SPACED_RE = re.compile(r"(?<!\w)(?:\w[ .\-_*]){3,}\w(?!\w)")
 _SPACED_SHORT_RE = re.compile(r"(?<!\w)(?:\w[ .\-_*])+\w(?!\w)")
-_SPACER_RE = re.compile(r"[ .\-_*]")
+_MARK_SPACER_RE = re.compile(r"[.\-_*]")
 
 _B64_RE = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
 _HEX_RE = re.compile(r"(?:\\x[0-9a-fA-F]{2}){8,}|(?<![0-9a-fA-F])(?:[0-9a-fA-F]{2}[ :]?){12,}(?![0-9a-fA-F])")
@@ -130,7 +130,15 @@ def collapse_spacing(text: str) -> str:
     runs ("a l l") are joined too."""
     if not _SPACED_RE.search(text):
         return text
-    return _SPACED_SHORT_RE.sub(lambda m: _SPACER_RE.sub("", m.group(0)), text)
+    return _SPACED_SHORT_RE.sub(lambda m: _join_spaced(m.group(0)), text)
+
+
+def _join_spaced(run: str) -> str:
+    """Letters joined; where they were joined by dots, dashes or stars, spaces stay word breaks
+    ("F.o.r.g.e.t a.l.l" reads "Forget all", not "Forgetall")."""
+    if any(c in run for c in ".-_*"):
+        return _MARK_SPACER_RE.sub("", run)
+    return run.replace(" ", "")
 
 
 def rot13(text: str) -> str:

@@ -3,16 +3,17 @@ from __future__ import annotations
 
 import gc
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from functools import lru_cache
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import ParseError
 from ..findings import Finding, escape_excerpt
 from .cache import cached, content_key
-from .classifier import DEFAULT_MODEL, Model, load_model, tokens
+from .classifier import DEFAULT_MODEL, Model, load_model, prepare, tokens
 from .needles import TextIndex, text_index
 from .normalise import (
     Variant,
@@ -60,13 +61,14 @@ class Scanner:
 
     def __init__(self, ruleset: RuleSet, *, max_entry_bytes: int = 65536, score_threshold: float = DEFAULT_THRESHOLD,
                  skill_limits: SkillLimits | None = None, model: Model | None = None,
-                 veto_categories: tuple[str, ...] = ()) -> None:
+                 veto_categories: tuple[str, ...] = (), quoted: QuotedExamples | None = None) -> None:
         self.ruleset = ruleset
         self.max_entry_bytes = max_entry_bytes
         self.score_threshold = score_threshold
         self.skill_limits = skill_limits or SkillLimits()
         self.model = model
         self.veto_categories = veto_categories
+        self.quoted = quoted
 
     @classmethod
     def from_policy_files(cls, files: Mapping[str, bytes]) -> Scanner:
@@ -86,7 +88,8 @@ class Scanner:
             ruleset = ruleset_from_spec(spec["rules"])
         return cls(ruleset, max_entry_bytes=settings["max_entry_bytes"],
                    score_threshold=settings["score_threshold"], skill_limits=SkillLimits(**settings["skill_limits"]),
-                   model=model, veto_categories=tuple(settings["model_veto"]))
+                   model=model, veto_categories=tuple(settings["model_veto"]),
+                   quoted=QuotedExamples.from_settings(settings.get("quoted_examples")))
 
     # -- text -------------------------------------------------------------------------------
 
@@ -99,12 +102,14 @@ class Scanner:
                 path=path, line=line, hint="split the text into smaller entries", category="size")
             text = text.encode("utf-8", "surrogatepass")[: self.max_entry_bytes].decode("utf-8", "ignore")
         self._invisible(text, path, line, found)
-        self._scan_variants(scan_variants(text), found, path, line, hidden=False)
+        quoted: dict[str, Finding] = {}
+        self._scan_variants(scan_variants(text), found, path, line, hidden=False, quoted=quoted)
         self._scan_payloads(text, found, path, line, depth=1)
         self._secrets(text, found, path, line)
         if not any(f.blocking for f in found.values()):
             self._score(text, found, path, line)
         self._veto(text, found)
+        found.update((k, f) for k, f in quoted.items() if k not in found)
         return list(found.values())
 
     def _veto(self, text: str, found: dict[str, Finding]) -> None:
@@ -119,7 +124,11 @@ class Scanner:
         if not soft or any(f.blocking and k not in soft for k, f in found.items()):
             return
         chain = canonical_chain(text)
-        verdict = model.best_window(chain[-1].text if chain else text)
+        judged = chain[-1].text if chain else text
+        seen = prepare(judged)
+        if any(not f.excerpt or f.excerpt.lower() not in seen for k, f in found.items() if k in soft):
+            return  # a match the classifier never saw (inside quotation marks it blanks) is not its to excuse
+        verdict = model.best_window(judged)
         p = verdict.probability if verdict else 0.0
         if p >= model.veto:
             return
@@ -134,24 +143,34 @@ class Scanner:
 
         return scan_skill(self, files)
 
-    def _scan_variants(self, variants: list[Variant], found: dict[str, Finding], path: str, line: int, *, hidden: bool) -> None:
+    def _scan_variants(self, variants: list[Variant], found: dict[str, Finding], path: str, line: int, *, hidden: bool,
+                       quoted: dict[str, Finding] | None = None) -> None:
+        """Pattern findings of each variant. ``quoted`` (visible text only) collects matches that
+        sit inside quotation marks of a text that says it quotes an example: warnings, kept apart
+        so that another variant's unquoted match of the same rule still counts."""
         original = variants[0].text
         hidden_spans = [] if hidden else hidden_html_spans(original)
+        qx = self.quoted if quoted is not None else None
         for v in variants:
             lowered = v.text.lower()
             index = text_index(lowered)
             for rule, branches in self.ruleset.plan(index):
                 if rule.secret or rule.id in found:
                     continue
-                m = _first_match(rule, v.text, index, branches)
+                skip = qx.skip if qx is not None and rule.category in qx.categories else None
+                m, was_quoted = _first_match(rule, v.text, index, branches, skip)
                 if m is None:
                     continue
                 step = _revealing_step(rule, original, v.step)
                 if step == "" and any(a <= m.start() < b for a, b in hidden_spans):
                     step = "html-hidden"
                 at = line if hidden else line + v.text.count("\n", 0, m.start())
-                found[rule.id] = Finding(rule.id, rule.severity, rule.message, path=path, line=at, hint=rule.hint,  # type: ignore[arg-type]
-                                         category=rule.category, normalisation=step, excerpt=_excerpt(v.text, lowered, m))
+                finding = Finding(rule.id, rule.severity, rule.message, path=path, line=at, hint=rule.hint,  # type: ignore[arg-type]
+                                  category=rule.category, normalisation=step, excerpt=_excerpt(v.text, lowered, m))
+                if was_quoted and quoted is not None:
+                    quoted.setdefault(rule.id, replace(finding, severity="warning", extra={"quoted_example": True}))
+                else:
+                    found[rule.id] = finding
 
     def _scan_payloads(self, text: str, found: dict[str, Finding], path: str, line: int, depth: int) -> None:
         for p in decoded_payloads(text):
@@ -249,23 +268,62 @@ def _revealing_step(rule: Rule, original: str, step: str) -> str:
     if last not in ("clean", "final"):
         return step
     for v in canonical_chain(original):
-        if _first_match(rule, v.text, text_index(v.text.lower())) is not None:
+        if _first_match(rule, v.text, text_index(v.text.lower()))[0] is not None:
             return f"{prefix}+{v.step}" if prefix else v.step
     return f"{prefix}+{last}" if prefix else last
 
 
-def _first_match(rule: Rule, text: str, index: TextIndex, branches: tuple[Branch, ...] | None = None) -> re.Match[str] | None:
+def _first_match(rule: Rule, text: str, index: TextIndex, branches: tuple[Branch, ...] | None = None,
+                 skip: Callable[[re.Match[str]], bool] | None = None) -> tuple[re.Match[str] | None, bool]:
+    """The first match not excused by the rule's ``unless``; a match ``skip`` excuses (a quoted
+    example) is returned with True only when no other match is left."""
+    fallback = None
     for i, m in enumerate(rule.finditer(text, index, branches)):
-        if rule.unless is None:
-            return m
-        start = max(text.rfind(".", 0, m.start()), text.rfind("\n", 0, m.start())) + 1
-        end_candidates = [e for e in (text.find(".", m.end()), text.find("\n", m.end())) if e >= 0]
-        end = min(end_candidates) if end_candidates else len(text)
-        if not rule.unless.search(text, start, end):
-            return m
-        if i >= 8:
+        if i > 8:
             break
-    return None
+        if rule.unless is not None:
+            start = max(text.rfind(".", 0, m.start()), text.rfind("\n", 0, m.start())) + 1
+            end_candidates = [e for e in (text.find(".", m.end()), text.find("\n", m.end())) if e >= 0]
+            end = min(end_candidates) if end_candidates else len(text)
+            if rule.unless.search(text, start, end):
+                continue
+        if skip is not None and skip(m):
+            fallback = fallback or m
+            continue
+        return m, False
+    return fallback, fallback is not None
+
+
+class QuotedExamples(NamedTuple):
+    """``scan.quoted_examples``: a match of these categories inside quotation marks, in a text
+    whose words outside the quotes name it an example (``cues``), is quoted, not ordered."""
+
+    categories: frozenset[str]
+    cues: re.Pattern[str]
+
+    @classmethod
+    def from_settings(cls, raw: Mapping[str, Any] | None) -> QuotedExamples | None:
+        if not raw or not raw.get("categories") or not raw.get("cues"):
+            return None
+        return cls(frozenset(raw["categories"]), re.compile("|".join(f"(?:{c})" for c in raw["cues"]), re.IGNORECASE))
+
+    def skip(self, m: re.Match[str]) -> bool:
+        text = m.string
+        spans = _quote_spans(text)
+        if not any(a < m.start() and m.end() < b for a, b in spans):
+            return False
+        outside = "".join(text[b: a] for (_, b), (a, _) in pairwise([(0, 0), *spans, (len(text), len(text))]))
+        return sum(c.isalnum() for c in outside) >= MIN_OUTSIDE_CHARS and self.cues.search(outside) is not None
+
+
+MIN_OUTSIDE_CHARS = 12  # a text that is all quotation (or nearly) is not a note about one
+_QUOTE_SPAN_RE = re.compile(r"“[^”\n]{1,400}”|„[^“”\n]{1,400}[“”]|«[^»\n]{1,400}»|「[^」\n]{1,400}」|『[^』\n]{1,400}』"
+                            r"|\"[^\"\n]{1,400}\"|‘[^’\n]{1,400}’|(?<!\w)'[^'\n]{1,400}'(?!\w)")
+
+
+@lru_cache(maxsize=64)
+def _quote_spans(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _QUOTE_SPAN_RE.finditer(text)]
 
 
 def _excerpt(text: str, lowered: str, m: re.Match[str]) -> str:
@@ -308,6 +366,7 @@ def _build_spec(files: Mapping[str, bytes]) -> dict[str, Any]:
                 "model": str(scan.get("model", DEFAULT_MODEL)) if scan.get("model", DEFAULT_MODEL) else "",
                 "model_threshold": float(scan["model_threshold"]) if scan.get("model_threshold") is not None else None,
                 "model_veto": [str(c) for c in scan.get("model_veto") or ()],
+                "quoted_examples": scan.get("quoted_examples"),
                 "skill_limits": limits}
     return {"settings": settings, "rules": build_spec(files, str(scan.get("rules_dir", "rules")))}
 
@@ -343,6 +402,17 @@ def _scan_section(doc: dict[str, Any]) -> dict[str, Any]:
     if "model" in scan and not isinstance(scan["model"], (str, type(None))):
         raise ParseError("scan.model must be a path under policies/ or null", where="policies/policy.yaml",
                          hint="e.g. models/injection.json; null turns the classifier off")
+    quoted = scan.get("quoted_examples")
+    if quoted is not None:
+        if not isinstance(quoted, dict) or not all(isinstance(quoted.get(k), list) and all(isinstance(c, str) for c in quoted[k])
+                                                   for k in ("categories", "cues")):
+            raise ParseError("scan.quoted_examples must have lists categories: and cues:", where="policies/policy.yaml",
+                             hint="e.g. {categories: [override, role], cues: ['example', 'injection']}")
+        try:
+            re.compile("|".join(f"(?:{c})" for c in quoted["cues"]))
+        except re.error as exc:
+            raise ParseError(f"scan.quoted_examples.cues: not a regular expression: {exc}", where="policies/policy.yaml",
+                             hint="each cue is a Python regular expression (case-insensitive)") from None
     skill = scan.get("skill")
     if skill is not None and (not isinstance(skill, dict) or any(isinstance(v, bool) or not isinstance(v, int) for v in skill.values())):
         raise ParseError("scan.skill must map limit names to integers", where="policies/policy.yaml",

@@ -28,7 +28,7 @@ from .rules import Feature
 # A sentence ends at . ! ? followed by a space (not inside ".env" or "example.com"), at 。！？ or a newline.
 _SENTENCE_RE = re.compile(r"(?:[^.!?。！？\n]|[.!?](?=[^\s.!?]))+[.!?。！？]*")
 MAX_SENTENCES = 200
-_QUOTED_RE = re.compile(r"(?<!\w)'[^'\n]{1,80}'(?!\w)|\"[^\"\n]{1,80}\"|‘[^’\n]{1,80}’|“[^”\n]{1,80}”|「[^」\n]{1,80}」")
+_QUOTED_RE = re.compile(r"(?<!\w)'[^'\n]{1,80}'(?!\w)|\"[^\"\n]{1,80}\"|‘[^’\n]{1,80}’|“[^”\n]{1,80}”|「[^」\n]{1,80}」|«[^»\n]{1,80}»|„[^“”\n]{1,80}[“”]")
 
 
 class Scored(NamedTuple):
@@ -42,10 +42,17 @@ def split_sentences(text: str) -> list[tuple[int, str]]:
     return [(m.start(), m.group(0)) for m in _SENTENCE_RE.finditer(text) if m.group(0).strip()][:MAX_SENTENCES]
 
 
+MIN_UNQUOTED = 12  # letters and digits left outside the quotes, below which nothing is blanked
+
+
 def drop_quoted(text: str) -> str:
     """Text with short quoted spans blanked (same length): a memory that *mentions* a phrase in
-    quotes ("our scanner flags 'ignore previous instructions'") is not giving that order."""
-    return _QUOTED_RE.sub(lambda m: " " * len(m.group(0)), text)
+    quotes ("our scanner flags 'ignore previous instructions'") is not giving that order. A text
+    that is (nearly) all quotation is kept whole: quotes around an order do not make it a mention."""
+    blanked = _QUOTED_RE.sub(lambda m: " " * len(m.group(0)), text)
+    if blanked is not text and blanked != text and sum(c.isalnum() for c in blanked) < MIN_UNQUOTED:
+        return text
+    return blanked
 
 
 def score_sentence(sentence: str, features: list[Feature], bonus: float = 0.0) -> tuple[float, tuple[str, ...]]:

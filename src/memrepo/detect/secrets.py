@@ -97,10 +97,13 @@ def _prefilter(name: str, text: str, lowered: str, long_token: bool) -> bool:
     return pre is None or pre.search(text) is not None
 
 
+MIN_SECRET_GROUP = 8  # a shorter group is a prefix or a key name (detect-secrets' GitHub plugin captures "ghp"), not the value
+
+
 def secret_value(m: re.Match[str]) -> str:
-    """The captured secret (last non-empty group) or the whole match."""
+    """The captured secret (last non-empty group of a plausible length) or the whole match."""
     groups = [g for g in m.groups() if g]
-    return groups[-1] if groups else m.group(0)
+    return groups[-1] if groups and len(groups[-1]) >= MIN_SECRET_GROUP else m.group(0)
 
 
 def mask(value: str) -> str:

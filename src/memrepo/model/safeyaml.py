@@ -67,7 +67,8 @@ def _load_fast(text: str) -> Any:
 # YAML would read differently (booleans, nulls, numbers in other notations, dates), takes the parser.
 _FLAT_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*): (?:(0|[1-9][0-9]{0,17})|'((?:[^'\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]|'')*)'|"
                         r"([A-Za-z][A-Za-z0-9_-]*)|\[((?:[A-Za-z][A-Za-z0-9_-]*(?:, [A-Za-z][A-Za-z0-9_-]*)*)?)\])")
-_YAML_WORDS = frozenset("yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF null Null NULL".split())
+_YAML_WORDS = frozenset(w for base in ("yes", "no", "true", "false", "on", "off", "null")
+                        for w in (base, base.capitalize(), base.upper()))
 
 
 def _load_flat(text: str) -> dict[str, Any] | None:
@@ -137,9 +138,8 @@ def _flat_value(value: Any) -> str | None:
         if _WORD.fullmatch(value) and value not in _YAML_WORDS:
             return value
         return f"'{value}'" if _DATE.fullmatch(value) else None
-    if isinstance(value, list):
-        if all(isinstance(v, str) and _WORD.fullmatch(v) and v not in _YAML_WORDS for v in value):
-            return "[" + ", ".join(value) + "]"
+    if isinstance(value, list) and all(isinstance(v, str) and _WORD.fullmatch(v) and v not in _YAML_WORDS for v in value):
+        return "[" + ", ".join(value) + "]"
     return None
 
 
