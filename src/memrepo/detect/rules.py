@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -45,23 +45,42 @@ class Pattern:
 
     ``starts``: literals one of which begins every match (see needles.leading_literals)."""
 
-    __slots__ = ("flags", "source", "starts")
+    __slots__ = ("flags", "keyed_starts", "source", "start_keys", "starts", "unkeyed_starts")
 
     def __init__(self, source: str, flags: int = re.MULTILINE, starts: tuple[str, ...] = ()) -> None:
         self.source = source
         self.flags = flags
         self.starts = starts
+        # ASCII starts by their first three characters lower-cased: a start occurs in a text only if
+        # that trigram occurs in the lower-cased text (a TextIndex holds them), so most finds are skipped.
+        keyed: dict[str, list[str]] = {}
+        unkeyed: list[str] = []
+        for lit in starts:
+            if len(lit) >= 3 and lit.isascii():
+                keyed.setdefault(lit[:3].lower(), []).append(lit)
+            else:
+                unkeyed.append(lit)
+        self.keyed_starts = {k: tuple(v) for k, v in keyed.items()}
+        self.start_keys = frozenset(keyed)
+        self.unkeyed_starts = tuple(unkeyed)
 
-    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+    def finditer(self, text: str, keys: set[str] | frozenset[str] | None = None) -> Iterator[re.Match[str]]:
         """Like ``re.finditer``; with ``starts``, the regex is tried only where one occurs (found
-        by ``str.find``), which for a pattern opening with a long alternation is many times faster."""
+        by ``str.find``), which for a pattern opening with a long alternation is many times faster.
+        ``keys``: the trigrams of ``text.lower()``, to skip starts that cannot occur."""
         rx = self.rx
         if not self.starts:
             yield from rx.finditer(text)
             return
         positions: set[int] = set()
         find = text.find
-        for lit in self.starts:
+        if keys is None:
+            lits: Iterable[str] = self.starts
+        else:
+            keyed = self.keyed_starts
+            lits = [lit for k in self.start_keys.intersection(keys) for lit in keyed[k]]
+            lits.extend(self.unkeyed_starts)
+        for lit in lits:
             i = find(lit)
             while i >= 0:
                 positions.add(i)
@@ -118,7 +137,7 @@ def iter_branches(branches: tuple[Branch, ...], target: str, index: TextIndex, *
                     present = index.groups_of(owner)
                 if needles[0] not in present or len(needles) > 1 and not all(g in present for g in needles):
                     continue
-        for m in pat.finditer(target):
+        for m in pat.finditer(target, index.keys):
             if bounded and not _at_boundary(target, m.start()):
                 continue
             yield m
