@@ -22,7 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DEV = ROOT.parent / "shared" / "corpus" / "injection-dev.jsonl"
 OWN = ROOT / "tests" / "data" / "detect" / "corpus.jsonl"
-HELDOUT2 = ROOT / "tests" / "data" / "detect" / "heldout2.jsonl"
+HELDOUT2 = ROOT / "tests" / "data" / "detect" / "heldout2.jsonl"  # written unseen; tuned on since
+HELDOUT3 = ROOT / "tests" / "data" / "detect" / "heldout3.jsonl"  # written unseen; tuned on since
+HELDOUT4 = ROOT / "tests" / "data" / "detect" / "heldout4.jsonl"  # written unseen; never tuned on
 TRAIN = ROOT / "bench" / "detector_train.jsonl"
 BASE_CMD = "import memrepo.model.entry"
 SCAN_CMD = "from memrepo.detect import default_scanner; default_scanner().scan_text('User prefers concise responses')"
@@ -145,7 +147,9 @@ def main() -> None:
     print(f"  hermes-style regex  {hermes:8.3f} ms  {hermes_wall:8.3f} ms")
     print(f"  ratio               {ours / hermes if hermes else float('inf'):8.1f} x")
     print(f"median scan time per corpus attack text (short): memrepo {ours_attacks:.3f} ms")
-    for name, path in (("dev corpus", args.corpus), ("own corpus", OWN), ("held-out 2", HELDOUT2), ("training corpus", TRAIN)):
+    corpora = (("dev corpus", args.corpus), ("own corpus", OWN), ("held-out 2 (tuned on)", HELDOUT2),
+               ("held-out 3 (tuned on)", HELDOUT3), ("held-out 4 (unseen)", HELDOUT4), ("training corpus", TRAIN))
+    for name, path in corpora:
         if not path.exists():
             continue
         recs = load(path)
