@@ -68,9 +68,8 @@ class Pattern:
         """Like ``re.finditer``; with ``starts``, the regex is tried only where one occurs (found
         by ``str.find``), which for a pattern opening with a long alternation is many times faster.
         ``keys``: the trigrams of ``text.lower()``, to skip starts that cannot occur."""
-        rx = self.rx
         if not self.starts:
-            yield from rx.finditer(text)
+            yield from self.rx.finditer(text)
             return
         positions: set[int] = set()
         find = text.find
@@ -85,6 +84,9 @@ class Pattern:
             while i >= 0:
                 positions.add(i)
                 i = find(lit, i + 1)
+        if not positions:
+            return  # compiled only once some start occurs: most texts never pay for most patterns
+        rx = self.rx
         end = 0
         for pos in sorted(positions):
             if pos < end:

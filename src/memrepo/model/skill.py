@@ -15,15 +15,13 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
-
-import yaml
 
 from ..errors import MemrepoError, ParseError, UsageError
 from ..findings import Finding
 from ..resources import default_policies_dir
-from .safeyaml import load_yaml
+from .safeyaml import _yaml, load_yaml
 from .text import decode_utf8, split_frontmatter
 
 if TYPE_CHECKING:
@@ -296,18 +294,26 @@ def serialise_skill_md(skill: Skill) -> bytes:
     """The SKILL.md bytes for a skill: deterministic, and ``parse_skill_md`` gives the same skill back."""
     if "\x00" in skill.body:
         raise UsageError("the body holds a NUL character", where=skill.name, hint="SKILL.md is UTF-8 text; drop the NUL")
-    front = yaml.dump(skill.frontmatter(), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1 << 30,
-                      default_flow_style=False)
+    front = _yaml().dump(skill.frontmatter(), Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=1 << 30,
+                         default_flow_style=False)
     return f"---\n{front}---\n{skill.body}".encode()
 
 
-class _Dumper(yaml.SafeDumper):
-    """Safe YAML that escapes characters a YAML reader would otherwise take as line breaks or drop."""
+@cache
+def _dumper() -> Any:
+    """Safe YAML that escapes characters a YAML reader would otherwise take as line breaks or drop
+    (built on first use: reading skills needs no YAML writer)."""
+    yaml = _yaml()
 
+    class Dumper(yaml.SafeDumper):  # type: ignore[misc, name-defined]
+        pass
 
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = '"' if any(_needs_escape(ch) for ch in value) else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+    def represent_str(dumper: Any, value: str) -> Any:
+        style = '"' if any(_needs_escape(ch) for ch in value) else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    Dumper.add_representer(str, represent_str)
+    return Dumper
 
 
 def _needs_escape(ch: str) -> bool:
@@ -315,7 +321,6 @@ def _needs_escape(ch: str) -> bool:
     return (code < 0x20 and ch != "\n") or 0x7F <= code <= 0x9F or ch in "\u2028\u2029\ufeff"
 
 
-_Dumper.add_representer(str, _represent_str)
 
 
 def conform_frontmatter(meta: Mapping[Any, Any]) -> tuple[dict[str, Any], list[str]]:

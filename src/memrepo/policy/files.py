@@ -255,6 +255,8 @@ def case_collision_findings(files: Mapping[str, FileBlob]) -> list[Finding]:
 
 def skill_tree_findings(files: Mapping[str, FileBlob], policy: Policy, targets: set[str]) -> list[Finding]:
     """Structure and security findings for each skill folder that has a touched file."""
+    if not any(p.startswith("skills/") for p in targets):
+        return []  # nothing to judge: the skill model (and YAML) need not even be imported
     from .skillcheck import skill_folder_findings
 
     return skill_folder_findings(files, policy, targets)
