@@ -214,12 +214,13 @@ class RuleSet(NamedTuple):
     hidden_bonus: float
     placeholders: tuple[Pattern, ...]
     needle_index: NeedleIndex | None
-    group_rules: dict[Group, tuple[int, ...]]  # rules (by position) with a branch needing the group
-    ungated: tuple[int, ...]  # rules with a branch that has no needles
+    gated: dict[Group, tuple[tuple[int, int], ...]]  # (rule, branch) positions whose first gate group it is
+    ungated: tuple[tuple[int, int], ...]  # (rule, branch) positions without needles
     plans: dict[frozenset[Group], Plan]  # by a text's present groups (texts share them: memoised)
 
     def plan(self, index: TextIndex) -> Plan:
-        """The candidate rules, each with its branches whose required literals all occur."""
+        """The candidate rules in rule-file order, each with its branches whose required literals
+        all occur: found from the text's present groups, not by testing every branch."""
         if self.needle_index is None:
             return tuple((r, r.branches) for r in self.rules)
         present = index.groups_of(self.needle_index)
@@ -227,21 +228,17 @@ class RuleSet(NamedTuple):
         if got is None:
             if len(self.plans) >= MAX_PLANS:
                 self.plans.clear()
-            got = self.plans[present] = tuple(
-                (r, bs) for r in self.candidates(index)
-                if (bs := tuple(b for b in r.branches if b[0] is None or all(g in present for g in b[0]))))
+            picked = list(self.ungated)
+            for g in present:
+                picked.extend(self.gated.get(g, ()))
+            by_rule: dict[int, list[Branch]] = {}
+            for ri, bi in sorted(picked):
+                branch = self.rules[ri].branches[bi]
+                gate = branch[0]
+                if gate is None or len(gate) == 1 or all(g in present for g in gate):
+                    by_rule.setdefault(ri, []).append(branch)
+            got = self.plans[present] = tuple((self.rules[ri], tuple(bs)) for ri, bs in by_rule.items())
         return got
-
-    def candidates(self, index: TextIndex) -> list[Rule]:
-        """The rules that can match the indexed text: those with a branch whose needles all occur
-        (found in bulk), in rule-file order."""
-        if self.needle_index is None:
-            return list(self.rules)
-        present = index.groups_of(self.needle_index)
-        picked = set(self.ungated)
-        for g in present:
-            picked.update(self.group_rules.get(g, ()))
-        return [self.rules[i] for i in sorted(picked)]
 
     def is_placeholder(self, value: str) -> bool:
         return any(p.search(value) for p in self.placeholders)
@@ -350,17 +347,17 @@ def ruleset_from_spec(spec: Mapping[str, Any]) -> RuleSet:
         bs = branches(f["branches"])
         features.append(Feature(f["name"], f["weight"], f["description"], f["anchored"], bs,
                                 frozenset(b[0][0] for b in bs if b[0]), tuple(b for b in bs if b[0] is None)))
-    group_rules: dict[Group, set[int]] = {}
+    gated: dict[Group, list[tuple[int, int]]] = {}
     ungated = []
     for i, rule in enumerate(rules):
-        for gate, _, _ in rule.branches:
+        for j, (gate, _, _) in enumerate(rule.branches):
             if gate is None:
-                ungated.append(i)
-            for g in gate or ():
-                group_rules.setdefault(g, set()).add(i)
+                ungated.append((i, j))
+            else:
+                gated.setdefault(gate[0], []).append((i, j))
     return RuleSet(rules, features, float(spec["hidden_bonus"]),
                    tuple(Pattern(p, re.IGNORECASE) for p in spec["placeholders"]), NeedleIndex(groups.values()),
-                   {g: tuple(sorted(ix)) for g, ix in group_rules.items()}, tuple(sorted(set(ungated))), {})
+                   {g: tuple(v) for g, v in gated.items()}, tuple(ungated), {})
 
 
 def _parse(name: str, data: bytes, files: Mapping[str, bytes]) -> dict[str, Any]:

@@ -89,8 +89,10 @@ def best_sentence(text: str, features: list[Feature], bonus: float = 0.0, *, nee
         return None
     if len(sentences) == 1:
         start, sentence = sentences[0]
-        if floor is not None and needles is not None and _ceiling(features, text_index(drop_quoted(sentence.strip()).lower()), bonus, needles,
-                                          anchored_free=False) < floor:
+        # the whole text's index bounds its one sentence's (a superset of its substrings) and is
+        # usually the one the pattern pass already built
+        if floor is not None and needles is not None and _ceiling(features, text_index(drop_quoted(text).lower()), bonus,
+                                                                  needles, anchored_free=False) < floor:
             return None
         score, names = score_sentence(sentence, features, bonus)
         return Scored(score, names, sentence.strip(), start)
