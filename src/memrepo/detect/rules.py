@@ -128,7 +128,10 @@ def iter_branches(branches: tuple[Branch, ...], target: str, index: TextIndex, *
     A leading ``\b`` is dropped at compile time (it stops re from using its fast prefix scan) and
     checked here instead, with the same meaning: word-ness changes at the match start."""
     present: frozenset[Group] | None = None
+    keys = index.keys
     for needles, pat, bounded in branches:
+        if pat.starts and not pat.unkeyed_starts and pat.start_keys.isdisjoint(keys):
+            continue  # no start literal can occur: skip without building a generator
         if gated and needles is not None:
             owner = needles[0].owner
             if owner is None:

@@ -20,7 +20,7 @@ class _CjkMatcher:
 
     @staticmethod
     def search(text: str) -> bool:
-        return any(ord(ch) >= 0x3040 and is_cjk_char(ch) for ch in text)
+        return not text.isascii() and any(ord(ch) >= 0x3040 and is_cjk_char(ch) for ch in text)
 
     @staticmethod
     def match(text: str) -> bool:

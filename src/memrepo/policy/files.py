@@ -30,7 +30,8 @@ def unsafe_path_finding(path: str) -> Finding | None:
     if any(p.casefold().rstrip(". ") in _GIT_DIR_NAMES for p in parts):
         return Finding("path.unsafe", "error", f"path {path!r} writes into git's own folder", path=path,
                        hint="a tree may not hold .git (in any case); a checkout would run or trust it", category="path")
-    if any(ord(c) < 0x20 or ord(c) == 0x7F or 0xD800 <= ord(c) <= 0xDFFF for c in path):
+    if not (path.isascii() and path.isprintable()) and any(ord(c) < 0x20 or ord(c) == 0x7F or 0xD800 <= ord(c) <= 0xDFFF
+                                                           for c in path):
         return Finding("path.unsafe", "error", f"path '{escape_path(path)}' holds control characters or is not UTF-8",
                        path=escape_path(path), hint="use printable UTF-8 file names", category="path")
     return None
