@@ -37,11 +37,11 @@ def test_workers_find_what_one_process_finds(monkeypatch: pytest.MonkeyPatch) ->
     serial = filemod.tree_findings(tree, policy)
     monkeypatch.setattr(filemod, "PARALLEL_MIN", 4)
     monkeypatch.setenv("MEMREPO_JOBS", "3")
-    learned: list[int] = []
-    real = filemod.EntryParses.learn
-    monkeypatch.setattr(filemod.EntryParses, "learn", lambda self, done: learned.append(len(done)) or real(self, done))
+    got: list[int] = []
+    real = filemod.EntryWorkers.results
+    monkeypatch.setattr(filemod.EntryWorkers, "results", lambda self: (r := real(self), got.append(len(r)))[0])
     parallel = filemod.tree_findings(tree, policy)
-    assert len(learned) >= 2 and sum(learned) == 42  # the workers' parses came back, in several chunks
+    assert got == [42]  # every entry file was judged by the workers
     assert _keys(parallel) == _keys(serial)
     rules = {f.rule for f in serial}
     assert "entry.parse" in rules and any(r.startswith(("override.", "exfil.")) for r in rules)
@@ -50,4 +50,4 @@ def test_workers_find_what_one_process_finds(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_no_workers_for_small_checks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMREPO_JOBS", "4")
-    assert filemod.parallel_entry_findings(["memories/a/b.md"], {}, default_policy(), filemod.EntryParses()) == {}
+    assert filemod.EntryWorkers.start(["memories/a/b.md"], {}, default_policy()) is None

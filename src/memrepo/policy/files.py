@@ -4,6 +4,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ..errors import MemrepoError
 from ..findings import Finding
@@ -66,11 +67,6 @@ class EntryParses:
     def __init__(self) -> None:
         self._done: dict[str, Entry | MemrepoError] = {}
 
-    def known(self) -> dict[str, Entry | MemrepoError]:
-        return self._done
-
-    def learn(self, done: Mapping[str, Entry | MemrepoError]) -> None:
-        self._done.update(done)
 
     def __call__(self, path: str, data: bytes) -> Entry:
         got = self._done.get(path)
@@ -122,14 +118,23 @@ def policy_file_findings(files: Mapping[str, FileBlob], label: str, judging: Pol
 
 
 def tree_findings(files: Mapping[str, FileBlob], policy: Policy, only: Iterable[str] | None = None) -> list[Finding]:
-    """Check every file (or only the given paths) plus the tree-wide rules (caps, duplicate ids)."""
+    """Check every file (or only the given paths) plus the tree-wide rules (caps, duplicate ids).
+
+    With many entries, forked workers judge the entry files while this process does the
+    tree-wide rules; the findings and their order are the same as in one process."""
     targets = set(only) if only is not None else set(files)
     parse = EntryParses()
-    out: list[Finding] = []
     ordered = sorted(targets)
     unsafe = {p: bad for p in ordered if (bad := unsafe_path_finding(p))}
-    judged = parallel_entry_findings([p for p in ordered if _is_entry_path(p) and p in files and p not in unsafe],
-                                     files, policy, parse)
+    workers = EntryWorkers.start([p for p in ordered if _is_entry_path(p) and p in files and p not in unsafe],
+                                 files, policy)
+    try:
+        tree_wide = _tree_wide_findings(files, policy, only, targets, parse)
+        judged = workers.results() if workers is not None else {}
+    finally:
+        if workers is not None:
+            workers.close()
+    out: list[Finding] = []
     for path in ordered:
         bad = unsafe.get(path)
         if bad:
@@ -144,7 +149,13 @@ def tree_findings(files: Mapping[str, FileBlob], policy: Policy, only: Iterable[
         if _is_entry_path(path):
             got = judged.get(path)
             out.extend(got if got is not None else entry_file_findings(path, blob, policy, parse))
-    out.extend(skill_tree_findings(files, policy, targets))
+    out.extend(tree_wide)
+    return out
+
+
+def _tree_wide_findings(files: Mapping[str, FileBlob], policy: Policy, only: Iterable[str] | None,
+                        targets: set[str], parse: EntryParses) -> list[Finding]:
+    out = skill_tree_findings(files, policy, targets)
     if any(p.startswith(POLICY_DIR + "/") for p in targets):
         out.extend(policy_file_findings(files, "change", policy))
     out.extend(case_collision_findings(files))
@@ -188,40 +199,49 @@ def check_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def parallel_entry_findings(paths: list[str], files: Mapping[str, FileBlob], policy: Policy,
-                            parse: EntryParses) -> dict[str, list[Finding]]:
-    """Entry findings computed by forked workers when there are many entries (else nothing: the
-    caller judges each file itself). Workers share the policy and scanner by fork, so nothing is
-    built twice; the parses come back for the tree-wide rules. The result does not depend on the
-    number of workers."""
-    jobs = min(check_jobs(), len(paths) // (PARALLEL_MIN // 2) or 1)
-    if jobs < 2 or len(paths) < PARALLEL_MIN or "fork" not in multiprocessing.get_all_start_methods():
-        return {}
-    global _WORK
-    policy.scanner()  # built once here, inherited by every worker
-    size = -(-len(paths) // (jobs * 4))
-    chunks = [(i, min(i + size, len(paths))) for i in range(0, len(paths), size)]
-    _WORK = (paths, files, policy)
-    try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            results = pool.map(_judge_chunk, chunks, chunksize=1)
-    except (OSError, multiprocessing.ProcessError):
-        return {}  # no workers to be had (limits, sandbox): the caller judges serially
-    finally:
-        _WORK = None
-    judged: dict[str, list[Finding]] = {}
-    for found, parsed in results:
-        judged.update(found)
-        parse.learn(parsed)
-    return judged
+class EntryWorkers:
+    """Entry findings computed by forked workers while the caller goes on. Workers share the policy
+    and scanner by fork, so nothing is built twice. Any failure to get workers (limits, a sandbox,
+    a platform without fork) means no workers: the caller judges each file itself."""
+
+    def __init__(self, pool: Any, pending: Any) -> None:
+        self._pool = pool
+        self._pending = pending
+
+    @classmethod
+    def start(cls, paths: list[str], files: Mapping[str, FileBlob], policy: Policy) -> EntryWorkers | None:
+        jobs = min(check_jobs(), len(paths) // (PARALLEL_MIN // 2) or 1)
+        if jobs < 2 or len(paths) < PARALLEL_MIN or "fork" not in multiprocessing.get_all_start_methods():
+            return None
+        global _WORK
+        policy.scanner()  # built once here, inherited by every worker
+        size = -(-len(paths) // (jobs * 4))
+        chunks = [(i, min(i + size, len(paths))) for i in range(0, len(paths), size)]
+        _WORK = (paths, files, policy)
+        try:
+            pool = multiprocessing.get_context("fork").Pool(jobs)  # the workers fork here, holding _WORK
+        except (OSError, multiprocessing.ProcessError):
+            return None
+        finally:
+            _WORK = None
+        return cls(pool, pool.map_async(_judge_chunk, chunks, chunksize=1))
+
+    def results(self) -> dict[str, list[Finding]]:
+        try:
+            return {p: f for found in self._pending.get() for p, f in found.items()}
+        except (OSError, multiprocessing.ProcessError):
+            return {}  # the caller judges whatever is missing
+
+    def close(self) -> None:
+        self._pool.terminate()
+        self._pool.join()
 
 
-def _judge_chunk(span: tuple[int, int]) -> tuple[dict[str, list[Finding]], dict[str, Entry | MemrepoError]]:
+def _judge_chunk(span: tuple[int, int]) -> dict[str, list[Finding]]:
     assert _WORK is not None
     paths, files, policy = _WORK
     parse = EntryParses()
-    found = {p: entry_file_findings(p, files[p], policy, parse) for p in paths[span[0]: span[1]]}
-    return found, parse.known()
+    return {p: entry_file_findings(p, files[p], policy, parse) for p in paths[span[0]: span[1]]}
 
 
 def case_collision_findings(files: Mapping[str, FileBlob]) -> list[Finding]:
