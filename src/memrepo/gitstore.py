@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import pygit2
 
@@ -128,7 +129,7 @@ class Snapshot:
         while stack:
             root, t = stack.pop()
             for item in t:
-                path = root + item.name
+                path = root + str(item.name)
                 if item.filemode == TREE:
                     stack.append((path + "/", self.store.object_at(item.id, path)))  # type: ignore[arg-type]
                 else:
@@ -283,8 +284,8 @@ class Store:
             else:
                 commit = self.repo[oid]
         try:
-            commit = commit.peel(pygit2.Commit)
-            return Snapshot(self, commit.id, commit.tree)
+            peeled = commit.peel(pygit2.Commit)
+            return Snapshot(self, peeled.id, peeled.tree)
         except (KeyError, ValueError, pygit2.GitError) as exc:
             raise _unreadable(str(rev), exc) from None
 
@@ -320,7 +321,7 @@ class Store:
             if isinstance(value, dict):
                 sub = None
                 if tree is not None and name in tree and tree[name].filemode == TREE:
-                    sub = self.repo[tree[name].id]
+                    sub = cast(pygit2.Tree, self.repo[tree[name].id])
                 oid = self._write_level(sub, value)
                 if oid is None:
                     if builder.get(name) is not None:
@@ -487,7 +488,7 @@ class Store:
         changes: dict[str, bytes | FileBlob | None] = {}
         if snap.tree is None:
             return {p: FileBlob(m, self.repo[o].read_raw()) for p, o, m in after.walk()}
-        for patch_delta in snap.tree.diff_to_tree(after.tree).deltas:
+        for patch_delta in snap.tree.diff_to_tree(cast(pygit2.Tree, after.tree)).deltas:
             path = patch_delta.new_file.path
             if patch_delta.status == pygit2.GIT_DELTA_DELETED:
                 changes[patch_delta.old_file.path] = None

@@ -6,6 +6,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import pygit2
 
@@ -163,10 +164,10 @@ class MemRepo:
         """The path of an entry id in any scope (ids are unique across scopes)."""
         if snap.tree is None or MEMORIES_DIR not in snap.tree:
             return None
-        for scope_item in snap.store.repo[snap.tree[MEMORIES_DIR].id]:
+        for scope_item in cast(pygit2.Tree, snap.store.repo[snap.tree[MEMORIES_DIR].id]):
             if scope_item.filemode != pygit2.GIT_FILEMODE_TREE:
                 continue
-            for path in candidate_paths(scope_item.name, entry_id):
+            for path in candidate_paths(str(scope_item.name), entry_id):
                 if snap.mode(path) is not None:
                     return path
         return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pygit2
 
@@ -149,7 +149,7 @@ def sync_provisional(repo: MemRepo, settled: dict[str, bytes | None] | None = No
 
 
 def _tree_changes(repo: MemRepo, snap: Snapshot, new_tree: pygit2.Oid) -> dict[str, bytes | FileBlob | None]:
-    target = Snapshot(repo.store, None, repo.store.repo[new_tree])
+    target = Snapshot(repo.store, None, cast(pygit2.Tree, repo.store.repo[new_tree]))
     return {c.path: (FileBlob(c.new_mode or 0o100644, c.new) if c.new is not None else None)
             for c in diff_paths(snap, target)}
 

@@ -54,7 +54,7 @@ def render(repo_or_path: MemRepo | str, rev: str | None = None) -> Rendered:
     for name, spec in policy.scopes.items():
         if not spec.render:
             continue
-        entries = []
+        entries: list[dict[str, Any]] = []
         for stored in repo.entries(snap, name):
             if stored.entry is None:
                 text = f"[BLOCKED: {stored.id} does not parse]"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ..errors import Ambiguous, Blocked, CapExceeded, Conflict, NotFound, UsageError
 from ..findings import Finding
@@ -152,7 +152,7 @@ def apply_ops(repo_or_path: MemRepo | str, ops: Sequence[Op], *, prov: Provenanc
     try:
         oid, _ = repo.store.transact(target, build, author=prov.signature(repo.store))
     except Blocked as exc:
-        findings = exc.data.get("findings", [])
+        findings = cast(list[Any], exc.data.get("findings") or [])
         record_blocked(repo, ops, [Finding(**f) if isinstance(f, dict) else f for f in findings], prov, target)  # type: ignore[arg-type]
         raise
     except Conflict as exc:
