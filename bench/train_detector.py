@@ -9,7 +9,7 @@ refit on everything and cut to the --top weights of largest magnitude.
 numpy and scipy are needed here only; inference in memrepo is pure Python.
 
 Run: python bench/make_train_corpus.py && python bench/train_detector.py
-Never train or tune on tests/data/detect/heldout4.jsonl (or later held-out sets) or the shared dev corpus.
+Never train or tune on tests/data/detect/heldout5.jsonl (or later held-out sets) or the shared dev corpus.
 """
 from __future__ import annotations
 
@@ -56,10 +56,10 @@ def examples(rows: list[dict[str, str]]) -> tuple[list[set[str]], list[int], lis
 
 
 def _family(row_id: str) -> int:
-    for k, prefix in enumerate(("t", "hw-", "corpus-", "holdout-", "mem", "heldout2-", "heldout3-")):
+    for k, prefix in enumerate(("t", "hw-", "corpus-", "holdout-", "mem", "heldout2-", "heldout3-", "heldout4-", "dom-")):
         if row_id.startswith(prefix):
             return k
-    return 7
+    return 9
 
 
 def matrix(feats: list[set[str]], vocab: dict[str, int]) -> sparse.csr_matrix:
