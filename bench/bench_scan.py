@@ -24,7 +24,12 @@ DEV = ROOT.parent / "shared" / "corpus" / "injection-dev.jsonl"
 OWN = ROOT / "tests" / "data" / "detect" / "corpus.jsonl"
 HELDOUT2 = ROOT / "tests" / "data" / "detect" / "heldout2.jsonl"  # written unseen; tuned on since
 HELDOUT3 = ROOT / "tests" / "data" / "detect" / "heldout3.jsonl"  # written unseen; tuned on since
-HELDOUT4 = ROOT / "tests" / "data" / "detect" / "heldout4.jsonl"  # written unseen; never tuned on
+HELDOUT4 = ROOT / "tests" / "data" / "detect" / "heldout4.jsonl"  # written unseen; tuned on since
+HELDOUT5 = ROOT / "tests" / "data" / "detect" / "heldout5.jsonl"  # written unseen; tuned on since
+HELDOUT6 = ROOT / "tests" / "data" / "detect" / "heldout6.jsonl"  # written unseen; never tuned on
+# Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
+UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
+          "heldout5.jsonl": "57.3% / 13.3%"}
 TRAIN = ROOT / "bench" / "detector_train.jsonl"
 BASE_CMD = "import memrepo.model.entry"
 SCAN_CMD = "from memrepo.detect import default_scanner; default_scanner().scan_text('User prefers concise responses')"
@@ -148,14 +153,16 @@ def main() -> None:
     print(f"  ratio               {ours / hermes if hermes else float('inf'):8.1f} x")
     print(f"median scan time per corpus attack text (short): memrepo {ours_attacks:.3f} ms")
     corpora = (("dev corpus", args.corpus), ("own corpus", OWN), ("held-out 2 (tuned on)", HELDOUT2),
-               ("held-out 3 (tuned on)", HELDOUT3), ("held-out 4 (unseen)", HELDOUT4), ("training corpus", TRAIN))
+               ("held-out 3 (tuned on)", HELDOUT3), ("held-out 4 (tuned on)", HELDOUT4),
+               ("held-out 5 (tuned on)", HELDOUT5), ("held-out 6 (unseen)", HELDOUT6), ("training corpus", TRAIN))
     for name, path in corpora:
         if not path.exists():
             continue
         recs = load(path)
         d1, f1 = rates(recs, memrepo_blocks)
         d2, f2 = rates(recs, hermes_blocks)
-        print(f"{name} ({path.name}):   detection   false alarms")
+        when_unseen = f"; measured while unseen: {UNSEEN[path.name]}" if path.name in UNSEEN else ""
+        print(f"{name} ({path.name}{when_unseen}):   detection   false alarms")
         print(f"  memrepo scanner     {d1:8.1%}   {f1:8.1%}")
         print(f"  hermes-style regex  {d2:8.1%}   {f2:8.1%}")
 

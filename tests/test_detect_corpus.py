@@ -74,18 +74,21 @@ def test_holdout_floor() -> None:
     assert r["false_alarm_rate"] <= 0.05, r["false_alarm_records"]
 
 
-HELDOUT2 = Path(__file__).resolve().parent / "data" / "detect" / "heldout2.jsonl"
+DATA = Path(__file__).resolve().parent / "data" / "detect"
 
 
-def test_heldout2_floor() -> None:
-    """heldout2.jsonl (161 texts, half benign, new phrasings, 8 languages) was written before the
-    classifier was trained and is never trained or tuned on (bench/make_train_corpus.py excludes it).
+@pytest.mark.parametrize("name,unseen", [("heldout2.jsonl", "rules 59.3% at 11.2%; scanner 75.3% at 10.0%"),
+                                         ("heldout3.jsonl", "76.5% at 7.0%"),
+                                         ("heldout4.jsonl", "73.3% at 8.0%")])
+def test_tuned_heldout_sets(name: str, unseen: str) -> None:
+    """Corpora written by other authors without reading the detector, each measured once while
+    unseen (figures in ``unseen``), then used as development sets for a tuning round.
 
-    Measured: rules alone 59.3% detection at 11.2% false alarms; shipped scanner (rules, veto and
-    classifier) 75.3% at 10.0%. The goal stays 90% at 2%; this floor only guards against regressions.
+    Their rates now only show that tuning holds; the unseen figures are the honest estimate of
+    quality on new text (goal 90% at 2%, not met). bench/bench_scan.py prints both kinds.
     """
-    records = _load(HELDOUT2)
-    assert len(records) >= 150 and sum(r["label"] == "benign" for r in records) * 2 >= len(records) - 2
+    records = _load(DATA / name)
+    assert len(records) >= 150 and abs(sum(r["label"] == "benign" for r in records) * 2 - len(records)) <= 2
     r = evaluate(records, default_scanner())
-    assert r["detection_rate"] >= 0.70, r["misses"]
-    assert r["false_alarm_rate"] <= 0.12, r["false_alarm_records"]
+    assert r["detection_rate"] >= 0.95, r["misses"]
+    assert r["false_alarm_rate"] <= 0.02, r["false_alarm_records"]
