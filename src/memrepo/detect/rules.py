@@ -45,24 +45,28 @@ class Pattern:
 
     ``starts``: literals one of which begins every match (see needles.leading_literals)."""
 
-    __slots__ = ("flags", "keyed_starts", "source", "start_keys", "starts", "unkeyed_starts")
+    __slots__ = ("_keyed", "flags", "source", "starts")
 
     def __init__(self, source: str, flags: int = re.MULTILINE, starts: tuple[str, ...] = ()) -> None:
         self.source = source
         self.flags = flags
         self.starts = starts
-        # ASCII starts by their first three characters lower-cased: a start occurs in a text only if
-        # that trigram occurs in the lower-cased text (a TextIndex holds them), so most finds are skipped.
-        keyed: dict[str, list[str]] = {}
-        unkeyed: list[str] = []
-        for lit in starts:
-            if len(lit) >= 3 and lit.isascii():
-                keyed.setdefault(lit[:3].lower(), []).append(lit)
-            else:
-                unkeyed.append(lit)
-        self.keyed_starts = {k: tuple(v) for k, v in keyed.items()}
-        self.start_keys = frozenset(keyed)
-        self.unkeyed_starts = tuple(unkeyed)
+        self._keyed: tuple[dict[str, tuple[str, ...]], frozenset[str], tuple[str, ...]] | None = None
+
+    def keyed(self) -> tuple[dict[str, tuple[str, ...]], frozenset[str], tuple[str, ...]]:
+        """ASCII starts by their first three characters lower-cased (a start occurs in a text only if
+        that trigram occurs in the lower-cased text, which a TextIndex holds), those keys, and the
+        starts without a key; built on first use (start-up builds thousands of patterns)."""
+        if self._keyed is None:
+            by_key: dict[str, list[str]] = {}
+            unkeyed: list[str] = []
+            for lit in self.starts:
+                if len(lit) >= 3 and lit.isascii():
+                    by_key.setdefault(lit[:3].lower(), []).append(lit)
+                else:
+                    unkeyed.append(lit)
+            self._keyed = ({k: tuple(v) for k, v in by_key.items()}, frozenset(by_key), tuple(unkeyed))
+        return self._keyed
 
     def finditer(self, text: str, keys: set[str] | frozenset[str] | None = None) -> Iterator[re.Match[str]]:
         """Like ``re.finditer``; with ``starts``, the regex is tried only where one occurs (found
@@ -76,9 +80,9 @@ class Pattern:
         if keys is None:
             lits: Iterable[str] = self.starts
         else:
-            keyed = self.keyed_starts
-            lits = [lit for k in self.start_keys.intersection(keys) for lit in keyed[k]]
-            lits.extend(self.unkeyed_starts)
+            keyed, start_keys, unkeyed = self.keyed()
+            lits = [lit for k in start_keys.intersection(keys) for lit in keyed[k]]
+            lits.extend(unkeyed)
         for lit in lits:
             i = find(lit)
             while i >= 0:
@@ -130,8 +134,10 @@ def iter_branches(branches: tuple[Branch, ...], target: str, index: TextIndex, *
     present: frozenset[Group] | None = None
     keys = index.keys
     for needles, pat, bounded in branches:
-        if pat.starts and not pat.unkeyed_starts and pat.start_keys.isdisjoint(keys):
-            continue  # no start literal can occur: skip without building a generator
+        if pat.starts:
+            _, start_keys, unkeyed = pat.keyed()
+            if not unkeyed and start_keys.isdisjoint(keys):
+                continue  # no start literal can occur: skip without building a generator
         if gated and needles is not None:
             owner = needles[0].owner
             if owner is None:
