@@ -19,7 +19,7 @@ from typing import cast
 
 import pygit2
 
-from .errors import Conflict, NotARepository, NotFound, ParseError
+from .errors import Conflict, NotARepository, NotFound, ParseError, UsageError
 
 BLOB = pygit2.GIT_FILEMODE_BLOB
 EXEC = pygit2.GIT_FILEMODE_BLOB_EXECUTABLE
@@ -310,7 +310,8 @@ class Store:
             for part in parts[:-1]:
                 node = node.setdefault(part, {})  # type: ignore[assignment]
                 if not isinstance(node, dict):
-                    raise ValueError(f"{path}: a parent folder is also written as a file")
+                    raise UsageError("a parent folder is also written as a file", where=path,
+                                     hint="write either the file or files under a folder of that name, not both")
             node[parts[-1]] = value
         oid = self._write_level(base, nested)
         return oid if oid is not None else self.repo.TreeBuilder().write()
