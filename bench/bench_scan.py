@@ -26,10 +26,10 @@ HELDOUT2 = ROOT / "tests" / "data" / "detect" / "heldout2.jsonl"  # written unse
 HELDOUT3 = ROOT / "tests" / "data" / "detect" / "heldout3.jsonl"  # written unseen; tuned on since
 HELDOUT4 = ROOT / "tests" / "data" / "detect" / "heldout4.jsonl"  # written unseen; tuned on since
 HELDOUT5 = ROOT / "tests" / "data" / "detect" / "heldout5.jsonl"  # written unseen; tuned on since
-HELDOUT6 = ROOT / "tests" / "data" / "detect" / "heldout6.jsonl"  # written unseen; never tuned on
+HELDOUT6 = ROOT / "tests" / "data" / "detect" / "heldout6.jsonl"  # written unseen; only secrets rules fixed since
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
 UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
-          "heldout5.jsonl": "57.3% / 13.3%"}
+          "heldout5.jsonl": "57.3% / 13.3%", "heldout6.jsonl": "60.0% / 10.7%"}
 TRAIN = ROOT / "bench" / "detector_train.jsonl"
 BASE_CMD = "import memrepo.model.entry"
 SCAN_CMD = "from memrepo.detect import default_scanner; default_scanner().scan_text('User prefers concise responses')"
@@ -154,7 +154,7 @@ def main() -> None:
     print(f"median scan time per corpus attack text (short): memrepo {ours_attacks:.3f} ms")
     corpora = (("dev corpus", args.corpus), ("own corpus", OWN), ("held-out 2 (tuned on)", HELDOUT2),
                ("held-out 3 (tuned on)", HELDOUT3), ("held-out 4 (tuned on)", HELDOUT4),
-               ("held-out 5 (tuned on)", HELDOUT5), ("held-out 6 (unseen)", HELDOUT6), ("training corpus", TRAIN))
+               ("held-out 5 (tuned on)", HELDOUT5), ("held-out 6 (measured)", HELDOUT6), ("training corpus", TRAIN))
     for name, path in corpora:
         if not path.exists():
             continue
