@@ -137,8 +137,15 @@ class Snapshot:
 
     def files(self, prefix: str = "") -> dict[str, FileBlob]:
         out: dict[str, FileBlob] = {}
+        read = self.store.repo.odb.read  # raw object data: twice as fast as building Blob objects
         for path, oid, mode in self.walk(prefix):
-            out[path] = FileBlob(mode, b"" if mode == COMMIT else self.store.object_at(oid, path).data)  # type: ignore[attr-defined]
+            if mode == COMMIT:
+                out[path] = FileBlob(mode, b"")
+                continue
+            try:
+                out[path] = FileBlob(mode, read(oid)[1])
+            except (KeyError, ValueError, pygit2.GitError) as exc:
+                raise _unreadable(path, exc) from None
         return out
 
 
