@@ -80,7 +80,7 @@ def _render_findings(payload: dict[str, Any]) -> str:
 
 
 def _run_eval(scanner: Scanner, path: str, fmt: str) -> int:
-    from ..detect import evaluate
+    from ..detect.evaluate import evaluate
     from ..errors import ParseError
 
     records = []

@@ -5,8 +5,22 @@ Public API: :class:`Scanner`, :class:`SkillFile`, :func:`default_scanner`, :func
 """
 from __future__ import annotations
 
-from .evaluate import evaluate
+from typing import Any
+
 from .scanner import Scanner, default_scanner
-from .skill import SkillFile
 
 __all__ = ["Scanner", "SkillFile", "default_scanner", "evaluate"]
+
+
+def __getattr__(name: str) -> Any:
+    """The skill scan and the evaluator on first use: a memory write needs neither."""
+    if name == "SkillFile":
+        from .skill import SkillFile
+
+        return SkillFile
+    if name == "evaluate":
+        from .evaluate import evaluate
+
+        globals()["evaluate"] = evaluate  # importing the submodule bound its name to the module: rebind
+        return evaluate
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

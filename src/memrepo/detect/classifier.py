@@ -88,14 +88,6 @@ class Model:
         self.threshold = threshold  # at or above: a finding of its own
         self.veto = veto  # below: pattern findings of the veto categories are demoted to warnings
         self._memo: dict[str, tuple[str, ...]] = {}
-        # which character 4-grams and word pairs carry a weight, to skip building the others' names
-        self._grams = frozenset(k[2:] for k in weights if k.startswith("c:"))
-        pairs: dict[str, set[str]] = {}
-        for k in weights:
-            if k.startswith("b:") and " " in k:
-                first, _, second = k[2:].partition(" ")
-                pairs.setdefault(first, set()).add(second)
-        self._pairs = {a: frozenset(b) for a, b in pairs.items()}
 
     def _token_features(self, tok: str) -> tuple[str, ...]:
         """The weighted features of one word alone (``w:`` and ``c:``), remembered per model."""
@@ -103,13 +95,12 @@ class Model:
         if got is None:
             if len(self._memo) >= MEMO_WORDS:
                 self._memo.clear()
-            word = "w:" + tok
-            feats = [word] if word in self.weights else []
+            weights = self.weights
+            feats = ["w:" + tok]
             if len(tok) >= 3 and not _CJK_RE.match(tok):
                 padded = " " + tok + " "
-                grams = self._grams
-                feats.extend("c:" + g for g in {padded[i: i + 4] for i in range(len(padded) - 3)} if g in grams)
-            got = self._memo[tok] = tuple(feats)
+                feats.extend({"c:" + padded[i: i + 4] for i in range(len(padded) - 3)})
+            got = self._memo[tok] = tuple(f for f in feats if f in weights)
         return got
 
     def weighted_features(self, text: str) -> set[str]:
@@ -119,11 +110,11 @@ class Model:
         memo = self._token_features
         for t in toks:
             feats.update(memo(t))
-        pairs = self._pairs
+        weights = self.weights
         for a, b in pairwise(toks):
-            seconds = pairs.get(a)
-            if seconds is not None and b in seconds:
-                feats.add("b:" + a + " " + b)
+            f = "b:" + a + " " + b
+            if f in weights:
+                feats.add(f)
         return feats
 
     def logit(self, feats: set[str]) -> float:

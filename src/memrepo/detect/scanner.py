@@ -299,13 +299,17 @@ class QuotedExamples(NamedTuple):
     whose words outside the quotes name it an example (``cues``), is quoted, not ordered."""
 
     categories: frozenset[str]
-    cues: re.Pattern[str]
+    cue_source: str  # compiled on first use: most scans never meet a quoted match
 
     @classmethod
     def from_settings(cls, raw: Mapping[str, Any] | None) -> QuotedExamples | None:
         if not raw or not raw.get("categories") or not raw.get("cues"):
             return None
-        return cls(frozenset(raw["categories"]), re.compile("|".join(f"(?:{c})" for c in raw["cues"]), re.IGNORECASE))
+        return cls(frozenset(raw["categories"]), "|".join(f"(?:{c})" for c in raw["cues"]))
+
+    @property
+    def cues(self) -> re.Pattern[str]:
+        return _compiled_cues(self.cue_source)
 
     def skip(self, m: re.Match[str]) -> bool:
         text = m.string
@@ -314,6 +318,11 @@ class QuotedExamples(NamedTuple):
             return False
         outside = "".join(text[b: a] for (_, b), (a, _) in pairwise([(0, 0), *spans, (len(text), len(text))]))
         return sum(c.isalnum() for c in outside) >= MIN_OUTSIDE_CHARS and self.cues.search(outside) is not None
+
+
+@lru_cache(maxsize=4)
+def _compiled_cues(source: str) -> re.Pattern[str]:
+    return re.compile(source, re.IGNORECASE)
 
 
 MIN_OUTSIDE_CHARS = 12  # a text that is all quotation (or nearly) is not a note about one
