@@ -50,9 +50,15 @@ def drop_quoted(text: str) -> str:
     quotes ("our scanner flags 'ignore previous instructions'") is not giving that order. A text
     that is (nearly) all quotation is kept whole: quotes around an order do not make it a mention."""
     blanked = _QUOTED_RE.sub(lambda m: " " * len(m.group(0)), text)
-    if blanked is not text and blanked != text and sum(c.isalnum() for c in blanked) < MIN_UNQUOTED:
+    if blanked is text or blanked == text:
         return text
-    return blanked
+    left = MIN_UNQUOTED
+    for c in blanked:
+        if c.isalnum():
+            left -= 1
+            if not left:
+                return blanked
+    return text
 
 
 def score_sentence(sentence: str, features: list[Feature], bonus: float = 0.0) -> tuple[float, tuple[str, ...]]:
