@@ -75,3 +75,20 @@ def test_placeholder_github_token_is_not_a_secret_but_a_real_looking_one_is() ->
                    for f in default_scanner().scan_text("Set GH_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx in your shell."))
     assert any(f.category == "secrets" and f.blocking
                for f in default_scanner().scan_text("GH_TOKEN=ghp_R3aLt0k3nV4lu3Zq8Lm2Nw5Xy7Pb9Kd1Fh6Jt0"))
+
+
+@pytest.mark.parametrize("section, message", [
+    (b"  quoted_examples:\n    categories: override\n    cues: [x]\n", "must have lists"),
+    (b"  quoted_examples:\n    categories: [override]\n    cues: ['(unclosed']\n", "not a regular expression"),
+])
+def test_bad_quoted_examples_setting_is_a_clear_error(section: bytes, message: str) -> None:
+    from memrepo.errors import ParseError
+
+    files = dict(default_policy_files())
+    text = files["policy.yaml"]
+    start = text.index(b"  quoted_examples:")
+    end = text.index(b"  skill:", start)
+    files["policy.yaml"] = text[:start] + section + text[end:]
+    with pytest.raises(ParseError) as exc:
+        Scanner.from_policy_files(files)
+    assert message in exc.value.what and "policy.yaml" in exc.value.where
