@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -211,7 +212,8 @@ class EntryWorkers:
     @classmethod
     def start(cls, paths: list[str], files: Mapping[str, FileBlob], policy: Policy) -> EntryWorkers | None:
         jobs = min(check_jobs(), len(paths) // (PARALLEL_MIN // 2) or 1)
-        if jobs < 2 or len(paths) < PARALLEL_MIN or "fork" not in multiprocessing.get_all_start_methods():
+        # fork only on Linux: macOS frameworks (and Windows) do not survive it reliably
+        if jobs < 2 or len(paths) < PARALLEL_MIN or not sys.platform.startswith("linux"):
             return None
         global _WORK
         policy.scanner()  # built once here, inherited by every worker
