@@ -9,7 +9,7 @@ refit on everything and cut to the --top weights of largest magnitude.
 numpy and scipy are needed here only; inference in memrepo is pure Python.
 
 Run: python bench/make_train_corpus.py && python bench/train_detector.py
-Never train or tune on tests/data/detect/heldout5.jsonl (or later held-out sets) or the shared dev corpus.
+Never train or tune on tests/data/detect/heldout7.jsonl (or later held-out sets) or the shared dev corpus.
 """
 from __future__ import annotations
 
@@ -56,10 +56,11 @@ def examples(rows: list[dict[str, str]]) -> tuple[list[set[str]], list[int], lis
 
 
 def _family(row_id: str) -> int:
-    for k, prefix in enumerate(("t", "hw-", "corpus-", "holdout-", "mem", "heldout2-", "heldout3-", "heldout4-", "dom-")):
+    for k, prefix in enumerate(("t", "hw-", "corpus-", "holdout-", "mem", "heldout2-", "heldout3-", "heldout4-", "dom-",
+                                "heldout5-", "heldout6-")):
         if row_id.startswith(prefix):
             return k
-    return 9
+    return 11
 
 
 def matrix(feats: list[set[str]], vocab: dict[str, int]) -> sparse.csr_matrix:
@@ -94,13 +95,20 @@ def fit(x: sparse.csr_matrix, y: np.ndarray, c: float) -> tuple[np.ndarray, floa
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--c", type=float, default=1.0, help="inverse L2 strength")
-    ap.add_argument("--top", type=int, default=6000, help="weights kept (largest magnitude)")
+    # 20000, not 6000: hold-one-corpus-out over heldout2-6 (each left out in turn) put the classifier-alone
+    # AUC at 0.921 mean with 6000 weights, 0.932 with 20000 and 0.933 with all (~same); the cut only
+    # dropped small weights that still carried signal on unseen phrasings.
+    ap.add_argument("--top", type=int, default=10000, help="weights kept (largest magnitude; 20,000 gains ~0.002 AUC but triples the start-up parse)")
     ap.add_argument("--min-df", type=int, default=2)
     ap.add_argument("--folds", choices=["source", "random"], default="source")
     # 1.5%, not 1%: benign template rows (bench/make_train_corpus.py) are held out as one block, so a
     # template family the other folds never saw counts dozens of times; at 1% the lockdown/setup
     # templates alone pushed the threshold from p 0.96 to 0.99 and cost 3-4 points on every held-out set.
-    ap.add_argument("--max-fa", type=float, default=0.015, help="scanner false-alarm budget on out-of-fold training benign")
+    # 1.75% since heldout5/6 joined the training data: the rules alone false-alarm on 21 of their 300 benign
+    # texts, which ate the 1.5% budget (with heldout3 left out no threshold met it). Hold-one-corpus-out over
+    # heldout2-6, full scanner pooled: 1.75% gave 84.4% detection at 3.7% false alarms, 2% 86.3% at 4.7%
+    # (one alarm per two detections), the old recipe at 1.5% 84.0% at 4.4%.
+    ap.add_argument("--max-fa", type=float, default=0.0175, help="scanner false-alarm budget on out-of-fold training benign")
     ap.add_argument("--veto-max", type=float, default=VETO_MAX,
                     help="highest veto probability allowed (0 turns the veto off): below it the classifier demotes "
                          "pattern hits of scan.model_veto categories, so a high veto excuses real attacks")
@@ -189,7 +197,7 @@ def main() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, ensure_ascii=False, separators=(",", ":"), sort_keys=False) + "\n", encoding="utf-8")
     print(f"wrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}: {len(weights)} weights, threshold p >= {threshold:.3f}, "
-          f"{OUT.stat().st_size / 1024:.0f} KB, {time.time() - t0:.0f} s")
+          f"{out.stat().st_size / 1024:.0f} KB, {time.time() - t0:.0f} s")
 
 
 if __name__ == "__main__":

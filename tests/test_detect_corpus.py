@@ -94,12 +94,13 @@ def test_tuned_heldout_sets(name: str, unseen: str) -> None:
     assert r["false_alarm_rate"] <= 0.02, r["false_alarm_records"]
 
 
-@pytest.mark.parametrize("name,detection,false_alarms", [("heldout5.jsonl", 0.62, 0.12), ("heldout6.jsonl", 0.58, 0.12)])
+@pytest.mark.parametrize("name,detection,false_alarms", [("heldout5.jsonl", 0.66, 0.08), ("heldout6.jsonl", 0.64, 0.12),
+                                                         ("heldout7.jsonl", 0.58, 0.08)])
 def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -> None:
-    """Subtle, cross-domain corpora (support, finance, HR, calendars) by other authors. Measured
-    while unseen: heldout5 57.3% at 13.3% (then one tuning round: 66.0% at 10.0%), heldout6
-    60.0% at 10.7% (then only the secrets rules were fixed: 63.3%). Far from the 90% at 2% goal;
-    these floors only guard against regressions."""
+    """Subtle, cross-domain corpora (support, finance, HR, legal, calendars) by other authors.
+    Measured while unseen: heldout5 57.3% at 13.3%, heldout6 60.0% at 10.7%, heldout7 61.3% at
+    6.0%. heldout5 was then tuned on and both 5 and 6 became training data of the learned layer;
+    heldout7 is untouched. Far from the 90% at 2% goal; these floors only guard against regressions."""
     r = evaluate(_load(DATA / name), default_scanner())
     assert r["detection_rate"] >= detection, r["misses"]
     assert r["false_alarm_rate"] <= false_alarms, r["false_alarm_records"]
