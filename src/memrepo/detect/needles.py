@@ -60,7 +60,7 @@ class TextIndex:
     """A lower-cased text with its set of 3-character substrings (and 2-character ones when the text
     is not ASCII): most needle groups are rejected by one set intersection, without a substring search."""
 
-    __slots__ = ("keys", "lowered", "memo", "present")
+    __slots__ = ("keys", "lowered", "present")
 
     def __init__(self, lowered: str) -> None:
         self.lowered = lowered
@@ -68,7 +68,6 @@ class TextIndex:
         if not lowered.isascii():
             keys.update(lowered[i: i + 2] for i in range(len(lowered) - 1))
         self.keys = keys
-        self.memo: dict[Group, bool] = {}
         self.present: dict[int, frozenset[Group]] = {}  # by id(NeedleIndex): the groups found in bulk
 
     def groups_of(self, needle_index: NeedleIndex) -> frozenset[Group]:
@@ -77,15 +76,6 @@ class TextIndex:
         if found is None:
             found = self.present[id(needle_index)] = needle_index.present(self)
         return found
-
-    def has(self, group: Group) -> bool:
-        if group.owner is not None:
-            return group in self.groups_of(group.owner)
-        hit = self.memo.get(group)
-        if hit is None:
-            hit = (not group.keyed or not self.keys.isdisjoint(group.keys)) and any(map(self.lowered.__contains__, group.needles))
-            self.memo[group] = hit
-        return hit
 
 
 class NeedleIndex:
@@ -135,11 +125,6 @@ def needles(pattern: str, flags: int = 0) -> Needles | None:
         return None
     groups = [frozenset(g) for g in _sequence(list(tree)) if _useful(g)]
     return tuple(Group(g) for g in sorted(groups, key=len)) or None
-
-
-def matches(groups: Needles | None, index: TextIndex) -> bool:
-    """True when the text holds a needle of every group (always true without needles)."""
-    return groups is None or all(index.has(g) for g in groups)
 
 
 def _useful(group: set[str]) -> bool:

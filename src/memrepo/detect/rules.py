@@ -29,7 +29,6 @@ from .needles import (
     leading_boundary,
     leading_literals,
     lower_pattern,
-    matches,
     needle_key,
     text_index,
 )
@@ -139,15 +138,12 @@ def iter_branches(branches: tuple[Branch, ...], target: str, index: TextIndex, *
             if not unkeyed and start_keys.isdisjoint(keys):
                 continue  # no start literal can occur: skip without building a generator
         if gated and needles is not None:
-            owner = needles[0].owner
-            if owner is None:
-                if not matches(needles, index):
-                    continue
-            else:
-                if present is None:
-                    present = index.groups_of(owner)
-                if needles[0] not in present or len(needles) > 1 and not all(g in present for g in needles):
-                    continue
+            if present is None:
+                owner = needles[0].owner
+                assert owner is not None, "a rule set's needle groups belong to its NeedleIndex"
+                present = index.groups_of(owner)
+            if needles[0] not in present or len(needles) > 1 and not all(g in present for g in needles):
+                continue
         for m in pat.finditer(target, index.keys):
             if bounded and not _at_boundary(target, m.start()):
                 continue
