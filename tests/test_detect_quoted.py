@@ -50,8 +50,17 @@ def test_an_unquoted_match_of_the_same_rule_still_blocks() -> None:
 
 
 def test_quoted_examples_off_without_the_policy_setting() -> None:
+    from memrepo.errors import ParseError
+    from memrepo.policy.config import load_policy
+
     files = dict(default_policy_files())
-    files["policy.yaml"] = files["policy.yaml"].replace(b"  quoted_examples:", b"  quoted_examples_unused:")
+    files["policy.yaml"] = files["policy.yaml"].replace(b"  quoted_examples:", b"  quoted_example:")
+    with pytest.raises(ParseError, match="quoted_example"):  # a misspelt scan setting is refused, not ignored
+        load_policy(files)
+    text = files["policy.yaml"]
+    start = text.index(b"  quoted_example:")
+    files["policy.yaml"] = text[:start] + text[text.index(b"  skill:", start):]
+    load_policy(files)
     scanner = Scanner.from_policy_files(files)
     assert scanner.quoted is None and default_scanner().quoted is not None
     assert {f.rule for f in scanner.scan_text(GERMAN_NOTE) if f.blocking}
