@@ -87,34 +87,44 @@ class Model:
         self.weights = weights
         self.threshold = threshold  # at or above: a finding of its own
         self.veto = veto  # below: pattern findings of the veto categories are demoted to warnings
-        self._memo: dict[str, tuple[str, ...]] = {}
+        self._memo: dict[str, tuple[tuple[str, float], ...]] = {}
+        self._gram_set: frozenset[str] | None = None
 
-    def _token_features(self, tok: str) -> tuple[str, ...]:
-        """The weighted features of one word alone (``w:`` and ``c:``), remembered per model."""
+    def _token_features(self, tok: str) -> tuple[tuple[str, float], ...]:
+        """The weighted features of one word alone (``w:`` and ``c:``) with their weights,
+        remembered per model."""
         got = self._memo.get(tok)
         if got is None:
             if len(self._memo) >= MEMO_WORDS:
                 self._memo.clear()
             weights = self.weights
-            feats = ["w:" + tok]
+            feats = ["w:" + tok] if "w:" + tok in weights else []
             if len(tok) >= 3 and not _CJK_RE.match(tok):
                 padded = " " + tok + " "
-                feats.extend({"c:" + padded[i: i + 4] for i in range(len(padded) - 3)})
-            got = self._memo[tok] = tuple(f for f in feats if f in weights)
+                feats.extend("c:" + g for g in self._grams().intersection([padded[i: i + 4] for i in range(len(padded) - 3)]))
+            got = self._memo[tok] = tuple((f, weights[f]) for f in feats)
         return got
 
-    def weighted_features(self, text: str) -> set[str]:
-        """``features(text)`` restricted to those with a weight: the same logit, fewer strings."""
+    def _grams(self) -> frozenset[str]:
+        """The character 4-grams that carry a weight (without their ``c:`` prefix)."""
+        if self._gram_set is None:
+            self._gram_set = frozenset(f[2:] for f in self.weights if f.startswith("c:"))
+        return self._gram_set
+
+    def weighted_features(self, text: str) -> dict[str, float]:
+        """``features(text)`` restricted to those with a weight, with their weights: the same logit,
+        fewer strings."""
         toks = tokens(text)
-        feats: set[str] = set()
+        feats: dict[str, float] = {}
         memo = self._token_features
         for t in toks:
             feats.update(memo(t))
         weights = self.weights
         for a, b in pairwise(toks):
             f = "b:" + a + " " + b
-            if f in weights:
-                feats.add(f)
+            w = weights.get(f)
+            if w is not None:
+                feats[f] = w
         return feats
 
     def logit(self, feats: set[str]) -> float:
@@ -132,20 +142,19 @@ class Model:
         if not sents:
             return None
         feats = [self.weighted_features(s) for _, s in sents]
-        get = self.weights.get
         # Sums per sentence; a pair's sum subtracts what both share (features are binary).
-        sums = [sum(get(f, 0.0) for f in fs) for fs in feats]
+        sums = [sum(fs.values()) for fs in feats]
         best_logit, best_i, best_n = -math.inf, 0, 1
         for i in range(len(sents)):
             if sums[i] + self.bias > best_logit:
                 best_logit, best_i, best_n = sums[i] + self.bias, i, 1
             if i + 1 < len(sents):
-                shared = feats[i] & feats[i + 1]
-                z = self.bias + sums[i] + sums[i + 1] - sum(get(f, 0.0) for f in shared)
+                a, b = feats[i], feats[i + 1]
+                z = self.bias + sums[i] + sums[i + 1] - sum(a[f] for f in (a.keys() & b.keys()))
                 if z > best_logit:
                     best_logit, best_i, best_n = z, i, 2
         fs = feats[best_i] if best_n == 1 else feats[best_i] | feats[best_i + 1]
-        top = sorted(((f, self.weights[f]) for f in fs if self.weights.get(f, 0.0) > 0), key=lambda x: -x[1])[:6]
+        top = sorted(((f, w) for f, w in fs.items() if w > 0), key=lambda x: (-x[1], x[0]))[:6]
         start = sents[best_i][0]
         end = sents[best_i + best_n - 1][0] + len(sents[best_i + best_n - 1][1])
         return Verdict(_sigmoid(best_logit), start, text[start:end].strip(), tuple((f, round(w, 3)) for f, w in top))

@@ -19,6 +19,7 @@ import binascii
 import codecs
 import re
 import unicodedata
+from functools import lru_cache
 from typing import NamedTuple
 
 MAX_PAYLOAD_CHARS = 4096
@@ -120,9 +121,15 @@ def _fold_word(m: re.Match[str]) -> str:
 def unleet(text: str) -> str:
     """Map leet digits and symbols back to letters. With three or more mixed words the whole text is
     treated as leetspeak ("th3", "4nd"); otherwise only unambiguous words are mapped."""
-    if len(_LEET_ANY_RE.findall(text)) >= 3:
+    if sum(1 for w in _LEET_ANY_RE.findall(text) if _leet_inside(w)) >= 3:
         return _LEET_ANY_RE.sub(lambda m: m.group(0).translate(_LEET), text)
     return _LEET_TOKEN_RE.sub(lambda m: m.group(0).translate(_LEET), text)
+
+
+def _leet_inside(word: str) -> bool:
+    """A leet character before a letter: "th3m", "4ll", "pr3v"; a number after a name ("deploy137",
+    "v1") is an identifier, not leetspeak."""
+    return not word.rstrip("0123456789").isalpha()
 
 
 def collapse_spacing(text: str) -> str:
@@ -250,8 +257,17 @@ def hidden_html_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+_CLEAN_STEPS = ("nfkc", "invisible", "confusables")
+
+
 def canonical_chain(text: str) -> list[Variant]:
     """The cumulative chain; only outputs that differ from the previous step are returned."""
+    return list(_chain(text))
+
+
+@lru_cache(maxsize=16)
+def _chain(text: str) -> tuple[Variant, ...]:
+    """One scan asks for its text's chain several times (patterns, scoring, the revealing step)."""
     out: list[Variant] = []
     current = text
     for step, fn in (("nfkc", nfkc), ("invisible", strip_invisible), ("confusables", fold_confusables),
@@ -260,7 +276,7 @@ def canonical_chain(text: str) -> list[Variant]:
         if nxt != current:
             out.append(Variant(step, nxt))
             current = nxt
-    return out
+    return tuple(out)
 
 
 def scan_variants(text: str) -> list[Variant]:
@@ -268,11 +284,12 @@ def scan_variants(text: str) -> list[Variant]:
     confusables folded) and the fully normalised text (plus leetspeak and spacing), each only if it
     differs from the ones before. The chain's other steps are tried only to name the step that
     revealed a finding (see ``canonical_chain``)."""
+    chain = _chain(text)
     out = [Variant("", text)]
-    cleaned = fold_confusables(strip_invisible(nfkc(text)))
+    cleaned = next((v.text for v in reversed(chain) if v.step in _CLEAN_STEPS), text)
     if cleaned != text:
         out.append(Variant("clean", cleaned))
-    final = collapse_spacing(unleet(cleaned))
+    final = chain[-1].text if chain else text
     if final != cleaned:
         out.append(Variant("final", final))
     return out
@@ -291,9 +308,9 @@ def decoded_payloads(text: str) -> list[Variant]:
     out += [Variant("base64", s) for s in decode_base64(base)]
     out += [Variant("hex", s) for s in decode_hex(base)]
     if _LETTER_RE.search(base):
-        segments = _SEGMENT_RE.split(base[: MAX_PAYLOAD_CHARS * 4])
+        segments = [(seg, language_score(seg)) for seg in _SEGMENT_RE.split(base[: MAX_PAYLOAD_CHARS * 4])]
         for step, fn in (("rot13", rot13), ("reversed", _reverse)):
-            found = [fn(seg) for seg in segments if _reads_better(fn(seg), seg)]
+            found = [t for seg, score in segments if _reads_better(t := fn(seg), score)]
             if found:
                 out.append(Variant(step, "\n".join(found)))
     return out
@@ -303,10 +320,10 @@ _LETTER_RE = re.compile(r"[A-Za-z]{4}")
 _SEGMENT_RE = re.compile(r"[\n:;.!?\"'`()]+")
 
 
-def _reads_better(candidate: str, original: str) -> bool:
+def _reads_better(candidate: str, original_score: int) -> bool:
     """Keep a transform of a segment only when it reads clearly more like English than before."""
     gained = language_score(candidate)
-    return gained >= 2 and gained >= language_score(original) + 2
+    return gained >= 2 and gained >= original_score + 2
 
 
 def _reverse(text: str) -> str:

@@ -67,34 +67,46 @@ class Pattern:
             self._keyed = ({k: tuple(v) for k, v in by_key.items()}, frozenset(by_key), tuple(unkeyed))
         return self._keyed
 
-    def finditer(self, text: str, keys: set[str] | frozenset[str] | None = None) -> Iterator[re.Match[str]]:
-        """Like ``re.finditer``; with ``starts``, the regex is tried only where one occurs (found
-        by ``str.find``), which for a pattern opening with a long alternation is many times faster.
-        ``keys``: the trigrams of ``text.lower()``, to skip starts that cannot occur."""
-        if not self.starts:
-            yield from self.rx.finditer(text)
-            return
-        positions: set[int] = set()
-        find = text.find
+    def positions(self, text: str, keys: set[str] | frozenset[str] | None = None) -> list[int]:
+        """Where a start literal occurs in ``text``, in order (found by ``str.find``). ``keys``: the
+        trigrams of ``text.lower()``, to skip starts that cannot occur."""
         if keys is None:
             lits: Iterable[str] = self.starts
         else:
-            keyed, start_keys, unkeyed = self.keyed()
-            lits = [lit for k in start_keys.intersection(keys) for lit in keyed[k]]
+            keyed, start_keys, unkeyed = self._keyed or self.keyed()
+            hit = start_keys.intersection(keys)
+            if not hit and not unkeyed:
+                return []
+            lits = [lit for k in hit for lit in keyed[k]]
             lits.extend(unkeyed)
+        found: set[int] = set()
+        find = text.find
         for lit in lits:
             i = find(lit)
             while i >= 0:
-                positions.add(i)
+                found.add(i)
                 i = find(lit, i + 1)
-        if not positions:
-            return  # compiled only once some start occurs: most texts never pay for most patterns
-        rx = self.rx
+        return sorted(found)
+
+    def finditer(self, text: str, keys: set[str] | frozenset[str] | None = None) -> Iterator[re.Match[str]]:
+        """Like ``re.finditer``; with ``starts``, the regex is tried only where one occurs, which for
+        a pattern opening with a long alternation is many times faster; it is compiled only once
+        some start occurs: most texts never pay for most patterns."""
+        if not self.starts:
+            yield from self.rx.finditer(text)
+            return
+        positions = self.positions(text, keys)
+        if positions:
+            yield from self.matches_at(text, positions)
+
+    def matches_at(self, text: str, positions: list[int]) -> Iterator[re.Match[str]]:
+        """Non-overlapping matches starting at the given (sorted) positions."""
+        match = self.rx.match
         end = 0
-        for pos in sorted(positions):
+        for pos in positions:
             if pos < end:
                 continue
-            m = rx.match(text, pos)
+            m = match(text, pos)
             if m is not None:
                 yield m
                 end = m.end() if m.end() > pos else pos + 1
@@ -133,10 +145,6 @@ def iter_branches(branches: tuple[Branch, ...], target: str, index: TextIndex, *
     present: frozenset[Group] | None = None
     keys = index.keys
     for needles, pat, bounded in branches:
-        if pat.starts:
-            _, start_keys, unkeyed = pat.keyed()
-            if not unkeyed and start_keys.isdisjoint(keys):
-                continue  # no start literal can occur: skip without building a generator
         if gated and needles is not None:
             if present is None:
                 owner = needles[0].owner
@@ -144,10 +152,49 @@ def iter_branches(branches: tuple[Branch, ...], target: str, index: TextIndex, *
                 present = index.groups_of(owner)
             if needles[0] not in present or len(needles) > 1 and not all(g in present for g in needles):
                 continue
-        for m in pat.finditer(target, index.keys):
+        if pat.starts:
+            positions = pat.positions(target, keys)
+            if not positions:
+                continue  # no start literal occurs: skip without building a generator
+            found = pat.matches_at(target, positions)
+        else:
+            found = pat.rx.finditer(target)
+        for m in found:
             if bounded and not _at_boundary(target, m.start()):
                 continue
             yield m
+
+
+def live_branches(branches: tuple[Branch, ...], index: TextIndex) -> tuple[Branch, ...]:
+    """The branches whose required literals and start literals occur in the indexed text: the only
+    ones that can match it or any of its substrings."""
+    present: frozenset[Group] | None = None
+    keys = index.keys
+    out = []
+    for branch in branches:
+        needles, pat, _ = branch
+        if pat.starts:
+            _, start_keys, unkeyed = pat.keyed()
+            if not unkeyed and start_keys.isdisjoint(keys):
+                continue
+        if needles is not None:
+            if present is None:
+                owner = needles[0].owner
+                assert owner is not None, "a rule set's needle groups belong to its NeedleIndex"
+                present = index.groups_of(owner)
+            if not all(g in present for g in needles):
+                continue
+        out.append(branch)
+    return tuple(out)
+
+
+def search_branches(branches: tuple[Branch, ...], lowered: str) -> bool:
+    """True when one of the patterns matches ``lowered`` (checked as given: no needle gates)."""
+    for _, pat, bounded in branches:
+        for m in pat.rx.finditer(lowered):
+            if not bounded or _at_boundary(lowered, m.start()):
+                return True
+    return False
 
 
 class Rule(NamedTuple):
@@ -200,13 +247,6 @@ class Feature(NamedTuple):
         """True when the feature occurs in ``lowered`` (lower-cased text)."""
         return next(self.finditer(text_index(lowered)), None) is not None
 
-    def search_all(self, lowered: str) -> bool:
-        """Like :meth:`found_in` without the needle gates: cheaper for many short texts (sentences)."""
-        for _, pat, bounded in self.branches:
-            for m in pat.rx.finditer(lowered):
-                if not bounded or _at_boundary(lowered, m.start()):
-                    return True
-        return False
 
 
 Plan = tuple[tuple[Rule, tuple[Branch, ...]], ...]

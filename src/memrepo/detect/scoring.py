@@ -23,7 +23,7 @@ from bisect import bisect_right
 from typing import NamedTuple
 
 from .needles import NeedleIndex, TextIndex, text_index
-from .rules import Feature
+from .rules import Feature, live_branches, search_branches
 
 # A sentence ends at . ! ? followed by a space (not inside ".env" or "example.com"), at 。！？ or a newline.
 _SENTENCE_RE = re.compile(r"(?:[^.!?。！？\n]|[.!?](?=[^\s.!?]))+[.!?。！？]*")
@@ -72,14 +72,14 @@ def score_sentence(sentence: str, features: list[Feature], bonus: float = 0.0) -
     return total, tuple(names)
 
 
-def _ceiling(features: list[Feature], index: TextIndex, bonus: float, needles: NeedleIndex | None, *,
-             anchored_free: bool) -> float:
+def _ceiling(features: list[Feature], index: TextIndex, whole: TextIndex, bonus: float, needles: NeedleIndex) -> float:
     """An upper bound of any sentence's score: the bonus plus the positive weights of the features
-    whose required literals occur in the indexed text (anchored ones counted unchecked when
-    ``anchored_free``, since they are matched on other strings)."""
-    present = index.groups_of(needles) if needles is not None else frozenset()
+    whose required literals occur in the text (``index``: blanked as the features see it; anchored
+    features, matched on each sentence, against ``whole``, the unblanked text)."""
+    present = index.groups_of(needles)
+    present_whole = present if whole is index else whole.groups_of(needles)
     return bonus + sum(f.weight for f in features
-                       if f.weight > 0 and (anchored_free and f.anchored or f.viable(index, present)))
+                       if f.weight > 0 and (f.viable(whole, present_whole) if f.anchored else f.viable(index, present)))
 
 
 def best_sentence(text: str, features: list[Feature], bonus: float = 0.0, *, needles: NeedleIndex | None = None,
@@ -87,31 +87,33 @@ def best_sentence(text: str, features: list[Feature], bonus: float = 0.0, *, nee
     """The highest-scoring sentence of ``text`` (None for empty text).
 
     Each feature runs once over the whole text; its matches are assigned to sentences by position.
-    Features anchored at the sentence start (``^``) are run per sentence instead. With ``floor``,
-    None also when no sentence can reach it (proved from the features' required literals, without
-    running their patterns): the scanner only needs sentences at its threshold."""
+    Features anchored at the sentence start (``^``) are run per sentence instead, only with their
+    patterns whose required literals occur in the whole text. With ``floor``, None also when no
+    sentence can reach it (proved from the features' required literals, without running their
+    patterns): the scanner only needs sentences at its threshold."""
     sentences = split_sentences(text)
     if not sentences:
         return None
-    if len(sentences) == 1:
-        start, sentence = sentences[0]
-        # the whole text's index bounds its one sentence's (a superset of its substrings) and is
-        # usually the one the pattern pass already built
-        if floor is not None and needles is not None and _ceiling(features, text_index(drop_quoted(text).lower()), bonus,
-                                                                  needles, anchored_free=False) < floor:
-            return None
-        score, names = score_sentence(sentence, features, bonus)
-        return Scored(score, names, sentence.strip(), start)
     lowered = drop_quoted(text).lower()
     index = text_index(lowered)
-    if floor is not None and needles is not None and _ceiling(features, index, bonus, needles, anchored_free=True) < floor:
+    # Sentences are blanked one by one (a sentence that is all quotation is kept whole even where
+    # the text's blanking removed it), so anchored features are gated by the unblanked text: its
+    # literals are a superset of every sentence's.
+    whole = text_index(text.lower())
+    if floor is not None and needles is not None and _ceiling(features, index, whole, bonus, needles) < floor:
         return None
     starts = [s for s, _ in sentences]
     hits: list[set[str]] = [set() for _ in sentences]
+    parts: list[str] | None = None
     for feat in features:
         if feat.anchored:
-            for i, (_, sentence) in enumerate(sentences):
-                if feat.search_all(drop_quoted(sentence.strip()).lower()):
+            live = live_branches(feat.branches, whole)
+            if not live:
+                continue
+            if parts is None:
+                parts = [drop_quoted(sentence.strip()).lower() for _, sentence in sentences]
+            for i, part in enumerate(parts):
+                if feat.name not in hits[i] and search_branches(live, part):
                     hits[i].add(feat.name)
             continue
         for m in feat.finditer(index):
