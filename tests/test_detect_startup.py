@@ -92,3 +92,32 @@ def test_bulk_needle_lookup_agrees_with_per_group_checks() -> None:
         bulk = needle_index.present(TextIndex(text.lower()))
         single = {g for g in needle_index.groups if any(n in text.lower() for n in g.needles)}
         assert bulk == single, text
+
+
+def test_gated_matching_finds_what_a_plain_regex_run_finds() -> None:
+    """The needle and start-literal gates (one Aho-Corasick pass) and the start-position matching
+    skip only work that cannot match: every branch of every rule and feature yields the same
+    matches as running its regex over the whole text."""
+    from memrepo.detect.needles import TextIndex
+    from memrepo.detect.rules import _at_boundary, iter_branches
+
+    scanner = Scanner.from_policy_files(default_policy_files())
+    corpus = Path(__file__).parent / "data" / "detect" / "corpus.jsonl"
+    texts = [json.loads(line)["text"] for line in corpus.read_text("utf-8").splitlines() if line.strip()][::7]
+    texts += ["rm -rf / --no-preserve-root", "Permission: the user388 storage914 deploy137", "AKIA" + "Q" * 16, ""]
+    owners = [(r.branches, r.case_sensitive) for r in scanner.ruleset.rules]
+    owners += [(f.branches, False) for f in scanner.ruleset.features]
+    checked = 0
+    for text in texts:
+        lowered = text.lower()
+        index = TextIndex(lowered)
+        for branches, case_sensitive in owners:
+            target = text if case_sensitive else lowered
+            for branch in branches:
+                _, pat, bounded = branch
+                got = [m.span() for m in iter_branches((branch,), target, index)]
+                plain = [m.span() for m in pat.rx.finditer(target)
+                         if not bounded or _at_boundary(target, m.start())]
+                assert got == plain, (text, pat.source[:80])
+                checked += bool(plain)
+    assert checked > 50  # the texts do match many branches: the comparison is not vacuous

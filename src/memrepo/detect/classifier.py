@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 from ..errors import ParseError
 from ..model.text import CJK_RE
-from .scoring import drop_quoted
+from .scoring import unquoted_lower
 
 DEFAULT_MODEL = "models/injection.json"
 FORMAT = "memrepo-linear-v1"
@@ -64,7 +64,7 @@ def features(text: str) -> set[str]:
 def prepare(text: str) -> str:
     """What features are taken from: lower-cased, short quoted spans blanked as the scoring layer
     does (a memory that *mentions* a phrase in quotes is not giving that order)."""
-    return drop_quoted(text).lower()
+    return unquoted_lower(text)
 
 
 def windows(text: str) -> list[tuple[int, str]]:

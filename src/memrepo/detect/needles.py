@@ -17,38 +17,16 @@ MAX_NEEDLES = 80
 
 
 class Group:
-    """Needles of which a match holds at least one, with their 3-character keys for a quick reject."""
+    """Needles of which a match holds at least one."""
 
-    __slots__ = ("keyed", "keys", "needle_keys", "needles", "owner")
+    __slots__ = ("needles", "owner")
 
-    def __init__(self, needles: frozenset[str] | tuple[str, ...], keys: tuple[str, ...] | None = None) -> None:
-        """``keys``, when given, are the needles' keys in the order of ``sorted(needles)``."""
+    def __init__(self, needles: frozenset[str] | tuple[str, ...]) -> None:
         self.needles = tuple(sorted(needles))
-        self.needle_keys = tuple(_key(n) for n in self.needles) if keys is None else keys
-        self.keys = frozenset(self.needle_keys)
-        # A TextIndex holds 3-grams (and 2-grams of non-ASCII text): shorter needles skip the key check.
-        self.keyed = all(len(n) >= 3 or len(n) == 2 and not n.isascii() for n in self.needles)
         self.owner: NeedleIndex | None = None  # the NeedleIndex holding it
 
 
 Needles = tuple[Group, ...]
-
-
-# Letters from most to least frequent in English text: a needle is keyed by its rarest trigram.
-_RARITY = {c: i for i, c in enumerate(" etaoinshrdlcumwfgypbvkjxqz")}
-
-
-def needle_key(s: str) -> str:
-    """The key under which a needle is indexed (see :func:`_key`)."""
-    return _key(s)
-
-
-def _key(s: str) -> str:
-    """The needle's rarest 3-character substring (by letter frequency): if the needle occurs, so does
-    its key, and rare keys reject more texts without a substring search."""
-    if len(s) <= 3:
-        return s
-    return max((s[i: i + 3] for i in range(len(s) - 2)), key=lambda t: sum(_RARITY.get(c, 30) for c in t))
 
 
 def text_index(lowered: str) -> TextIndex:
@@ -57,21 +35,25 @@ def text_index(lowered: str) -> TextIndex:
 
 
 class TextIndex:
-    """A lower-cased text with its set of 3-character substrings (and 2-character ones when the text
-    is not ASCII): most needle groups are rejected by one set intersection, without a substring search."""
+    """A lower-cased text and, per NeedleIndex, the words of it found there (needles and pattern
+    start literals) and the needle groups they make present: computed once, then looked up."""
 
-    __slots__ = ("keys", "lowered", "present")
+    __slots__ = ("lowered", "present", "words")
 
     def __init__(self, lowered: str) -> None:
         self.lowered = lowered
-        keys = {lowered[i: i + 3] for i in range(len(lowered) - 2)}
-        if not lowered.isascii():
-            keys.update(lowered[i: i + 2] for i in range(len(lowered) - 1))
-        self.keys = keys
-        self.present: dict[int, frozenset[Group]] = {}  # by id(NeedleIndex): the groups found in bulk
+        self.words: dict[int, frozenset[str]] = {}  # by id(NeedleIndex)
+        self.present: dict[int, frozenset[Group]] = {}
+
+    def words_of(self, needle_index: NeedleIndex) -> frozenset[str]:
+        """The words of ``needle_index`` that occur in this text."""
+        found = self.words.get(id(needle_index))
+        if found is None:
+            found = self.words[id(needle_index)] = needle_index.words_in(self.lowered)
+        return found
 
     def groups_of(self, needle_index: NeedleIndex) -> frozenset[Group]:
-        """The groups of ``needle_index`` present in this text (computed once, then looked up)."""
+        """The groups of ``needle_index`` present in this text."""
         found = self.present.get(id(needle_index))
         if found is None:
             found = self.present[id(needle_index)] = needle_index.present(self)
@@ -79,37 +61,48 @@ class TextIndex:
 
 
 class NeedleIndex:
-    """Every needle group of a rule set, indexed by each needle's key: a text's present groups are
-    found with one set intersection and a substring check only for needles whose key occurs."""
+    """Every needle of a rule set's groups, and the start literals of its patterns, in one
+    Aho-Corasick automaton: one pass over a text finds all of them (pyahocorasick, in C), where a
+    substring search per needle costs a Python call each."""
 
-    __slots__ = ("by_key", "groups", "keyset", "unkeyed")
+    __slots__ = ("_automaton", "_starts", "by_word", "groups")
 
-    def __init__(self, groups: Iterable[Group]) -> None:
+    def __init__(self, groups: Iterable[Group], starts: Iterable[str] = ()) -> None:
         self.groups = tuple(set(groups))
-        self.by_key: dict[str, list[tuple[str, Group]]] = {}
-        self.unkeyed: list[Group] = []
+        self.by_word: dict[str, tuple[Group, ...]] = {}
         for g in self.groups:
             g.owner = self
-            if g.keyed:
-                for needle, key in zip(g.needles, g.needle_keys, strict=True):
-                    self.by_key.setdefault(key, []).append((needle, g))
-            else:
-                self.unkeyed.append(g)
-        self.keyset = frozenset(self.by_key)
+            for needle in g.needles:
+                self.by_word[needle] = (*self.by_word.get(needle, ()), g)
+        self._starts = frozenset(starts)
+        self._automaton: Any = None
+
+    def _built(self) -> Any:
+        """The automaton, built on first use (a few milliseconds; a process that scans nothing skips it)."""
+        if self._automaton is None:
+            import ahocorasick
+
+            automaton = ahocorasick.Automaton()
+            for word in sorted(self._starts.union(self.by_word)):
+                automaton.add_word(word, word)
+            if len(automaton):
+                automaton.make_automaton()
+            self._automaton = automaton
+        return self._automaton
+
+    def words_in(self, lowered: str) -> frozenset[str]:
+        automaton = self._built()
+        if not len(automaton):
+            return frozenset()
+        return frozenset([word for _, word in automaton.iter(lowered)])
 
     def present(self, index: TextIndex) -> frozenset[Group]:
-        contains = index.lowered.__contains__
-        found = {g for g in self.unkeyed if any(map(contains, g.needles))}
-        seen: dict[str, bool] = {}  # a needle shared by several groups is searched once
-        for k in self.keyset.intersection(index.keys):
-            for needle, g in self.by_key[k]:
-                if g in found:
-                    continue
-                hit = seen.get(needle)
-                if hit is None:
-                    hit = seen[needle] = contains(needle)
-                if hit:
-                    found.add(g)
+        by_word = self.by_word
+        found: set[Group] = set()
+        for word in index.words_of(self):
+            gs = by_word.get(word)
+            if gs is not None:
+                found.update(gs)
         return frozenset(found)
 
 

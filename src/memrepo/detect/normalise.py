@@ -307,9 +307,16 @@ def decoded_payloads(text: str) -> list[Variant]:
     out += [Variant("html-hidden", s) for s in hidden_html(base)]
     out += [Variant("base64", s) for s in decode_base64(base)]
     out += [Variant("hex", s) for s in decode_hex(base)]
+    head = base[: MAX_PAYLOAD_CHARS * 4]
     if _LETTER_RE.search(base):
-        segments = [(seg, language_score(seg)) for seg in _SEGMENT_RE.split(base[: MAX_PAYLOAD_CHARS * 4])]
+        segments: list[tuple[str, int]] | None = None
         for step, fn in (("rot13", rot13), ("reversed", _reverse)):
+            # Words never span a segment boundary, so the segments' scores add up to the whole
+            # text's: below 2 for the whole, no segment can read better.
+            if language_score(fn(head)) < 2:
+                continue
+            if segments is None:
+                segments = [(seg, language_score(seg)) for seg in _SEGMENT_RE.split(head)]
             found = [t for seg, score in segments if _reads_better(t := fn(seg), score)]
             if found:
                 out.append(Variant(step, "\n".join(found)))

@@ -29,14 +29,13 @@ from .needles import (
     leading_boundary,
     leading_literals,
     lower_pattern,
-    needle_key,
     text_index,
 )
 from .needles import needles as required_literals
 
 _VAR_RE = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 _MAX_VAR_DEPTH = 4
-SPEC_VERSION = 7  # bump when the spec layout or the needle algorithm changes (invalidates caches)
+SPEC_VERSION = 9  # bump when the spec layout or the needle algorithm changes (invalidates caches)
 
 
 class Pattern:
@@ -44,40 +43,48 @@ class Pattern:
 
     ``starts``: literals one of which begins every match (see needles.leading_literals)."""
 
-    __slots__ = ("_keyed", "flags", "source", "starts")
+    __slots__ = ("_keyed", "flags", "owner", "source", "starts")
 
     def __init__(self, source: str, flags: int = re.MULTILINE, starts: tuple[str, ...] = ()) -> None:
         self.source = source
         self.flags = flags
         self.starts = starts
+        self.owner: NeedleIndex | None = None  # the index that holds its ASCII starts (lower-cased) as words
         self._keyed: tuple[dict[str, tuple[str, ...]], frozenset[str], tuple[str, ...]] | None = None
 
     def keyed(self) -> tuple[dict[str, tuple[str, ...]], frozenset[str], tuple[str, ...]]:
-        """ASCII starts by their first three characters lower-cased (a start occurs in a text only if
-        that trigram occurs in the lower-cased text, which a TextIndex holds), those keys, and the
-        starts without a key; built on first use (start-up builds thousands of patterns)."""
+        """ASCII starts by their lower-cased form (a start occurs in a text only if that form occurs
+        in the lower-cased text, which the owner's automaton finds), those forms, and the other
+        starts; built on first use (start-up builds thousands of patterns)."""
         if self._keyed is None:
-            by_key: dict[str, list[str]] = {}
+            by_lower: dict[str, list[str]] = {}
             unkeyed: list[str] = []
             for lit in self.starts:
-                if len(lit) >= 3 and lit.isascii():
-                    by_key.setdefault(lit[:3].lower(), []).append(lit)
+                if lit.isascii():
+                    by_lower.setdefault(lit.lower(), []).append(lit)
                 else:
                     unkeyed.append(lit)
-            self._keyed = ({k: tuple(v) for k, v in by_key.items()}, frozenset(by_key), tuple(unkeyed))
+            self._keyed = ({k: tuple(v) for k, v in by_lower.items()}, frozenset(by_lower), tuple(unkeyed))
         return self._keyed
 
-    def positions(self, text: str, keys: set[str] | frozenset[str] | None = None) -> list[int]:
-        """Where a start literal occurs in ``text``, in order (found by ``str.find``). ``keys``: the
-        trigrams of ``text.lower()``, to skip starts that cannot occur."""
-        if keys is None:
+    def may_start(self, index: TextIndex) -> bool:
+        """False when no start literal can occur in the indexed text (always True without starts)."""
+        if not self.starts or self.owner is None:
+            return True
+        _, lower_starts, unkeyed = self._keyed or self.keyed()
+        return bool(unkeyed) or not lower_starts.isdisjoint(index.words_of(self.owner))
+
+    def positions(self, text: str, index: TextIndex | None = None) -> list[int]:
+        """Where a start literal occurs in ``text``, in order (found by ``str.find``). ``index``: of
+        ``text.lower()``, to skip the starts that do not occur there."""
+        if index is None or self.owner is None:
             lits: Iterable[str] = self.starts
         else:
-            keyed, start_keys, unkeyed = self._keyed or self.keyed()
-            hit = start_keys.intersection(keys)
+            by_lower, lower_starts, unkeyed = self._keyed or self.keyed()
+            hit = lower_starts.intersection(index.words_of(self.owner))
             if not hit and not unkeyed:
                 return []
-            lits = [lit for k in hit for lit in keyed[k]]
+            lits = [lit for k in hit for lit in by_lower[k]]
             lits.extend(unkeyed)
         found: set[int] = set()
         find = text.find
@@ -88,14 +95,14 @@ class Pattern:
                 i = find(lit, i + 1)
         return sorted(found)
 
-    def finditer(self, text: str, keys: set[str] | frozenset[str] | None = None) -> Iterator[re.Match[str]]:
+    def finditer(self, text: str, index: TextIndex | None = None) -> Iterator[re.Match[str]]:
         """Like ``re.finditer``; with ``starts``, the regex is tried only where one occurs, which for
         a pattern opening with a long alternation is many times faster; it is compiled only once
         some start occurs: most texts never pay for most patterns."""
         if not self.starts:
             yield from self.rx.finditer(text)
             return
-        positions = self.positions(text, keys)
+        positions = self.positions(text, index)
         if positions:
             yield from self.matches_at(text, positions)
 
@@ -143,7 +150,6 @@ def iter_branches(branches: tuple[Branch, ...], target: str, index: TextIndex, *
     A leading ``\b`` is dropped at compile time (it stops re from using its fast prefix scan) and
     checked here instead, with the same meaning: word-ness changes at the match start."""
     present: frozenset[Group] | None = None
-    keys = index.keys
     for needles, pat, bounded in branches:
         if gated and needles is not None:
             if present is None:
@@ -153,7 +159,7 @@ def iter_branches(branches: tuple[Branch, ...], target: str, index: TextIndex, *
             if needles[0] not in present or len(needles) > 1 and not all(g in present for g in needles):
                 continue
         if pat.starts:
-            positions = pat.positions(target, keys)
+            positions = pat.positions(target, index)
             if not positions:
                 continue  # no start literal occurs: skip without building a generator
             found = pat.matches_at(target, positions)
@@ -169,14 +175,11 @@ def live_branches(branches: tuple[Branch, ...], index: TextIndex) -> tuple[Branc
     """The branches whose required literals and start literals occur in the indexed text: the only
     ones that can match it or any of its substrings."""
     present: frozenset[Group] | None = None
-    keys = index.keys
     out = []
     for branch in branches:
         needles, pat, _ = branch
-        if pat.starts:
-            _, start_keys, unkeyed = pat.keyed()
-            if not unkeyed and start_keys.isdisjoint(keys):
-                continue
+        if not pat.may_start(index):
+            continue
         if needles is not None:
             if present is None:
                 owner = needles[0].owner
@@ -354,9 +357,15 @@ def _branch_specs(patterns: list[str], values: Mapping[str, str], where: str, ca
         # Only the most selective group gates the pattern: weak ones ("you", "the") occur in nearly
         # every text, so checking them costs more than the regex run they would save.
         best = max(groups, key=lambda g: (min(map(_weight, g.needles)), -len(g.needles))) if groups else None
-        gates = [[list(best.needles), [needle_key(n) for n in best.needles]]] if best else None
         final = source[2:] if bounded else source
-        out.append([gates, final, bounded, leading_literals(final, re.MULTILINE) or []])
+        starts = leading_literals(final, re.MULTILINE) or []
+        gates = [list(best.needles)] if best else []
+        # A match begins with one of its start literals: when all are ASCII, they are a second gate
+        # (the scan plan then holds only branches whose starts occur, without a look per text).
+        opening = sorted({lit.lower() for lit in starts})
+        if opening and all(lit.isascii() for lit in opening) and opening not in gates:
+            gates.append(opening)
+        out.append([gates or None, final, bounded, starts])
     return out
 
 
@@ -368,18 +377,22 @@ def ruleset_from_spec(spec: Mapping[str, Any]) -> RuleSet:
     """A RuleSet from :func:`build_spec` data; nothing is compiled until a text needs it."""
     groups: dict[tuple[str, ...], Group] = {}
 
-    def group(needles: list[str], keys: list[str]) -> Group:
+    patterns: list[Pattern] = []
+
+    def group(needles: list[str]) -> Group:
         key = tuple(needles)
         g = groups.get(key)
         if g is None:
-            g = groups[key] = Group(key, tuple(keys))
+            g = groups[key] = Group(key)
         return g
 
     def branches(items: list[Any]) -> tuple[Branch, ...]:
         out = []
         for gates, source, bounded, starts in items:
-            gate = tuple(group(n, k) for n, k in gates) if gates else None
-            out.append((gate, Pattern(source, re.MULTILINE, tuple(starts)), bool(bounded)))
+            gate = tuple(group(n) for n in gates) if gates else None
+            pattern = Pattern(source, re.MULTILINE, tuple(starts))
+            patterns.append(pattern)
+            out.append((gate, pattern, bool(bounded)))
         return tuple(out)
 
     rules = [Rule(id=r["id"], severity=r["severity"], message=r["message"], hint=r["hint"], category=r["category"],
@@ -400,8 +413,11 @@ def ruleset_from_spec(spec: Mapping[str, Any]) -> RuleSet:
                 ungated.append((i, j))
             else:
                 gated.setdefault(gate[0], []).append((i, j))
+    needle_index = NeedleIndex(groups.values(), (lit.lower() for p in patterns for lit in p.starts if lit.isascii()))
+    for pattern in patterns:
+        pattern.owner = needle_index
     return RuleSet(rules, features, float(spec["hidden_bonus"]),
-                   tuple(Pattern(p, re.IGNORECASE) for p in spec["placeholders"]), NeedleIndex(groups.values()),
+                   tuple(Pattern(p, re.IGNORECASE) for p in spec["placeholders"]), needle_index,
                    {g: tuple(v) for g, v in gated.items()}, tuple(ungated), {})
 
 

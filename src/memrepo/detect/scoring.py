@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from functools import lru_cache
 from typing import NamedTuple
 
 from .needles import NeedleIndex, TextIndex, text_index
@@ -42,6 +43,7 @@ def split_sentences(text: str) -> list[tuple[int, str]]:
     return [(m.start(), m.group(0)) for m in _SENTENCE_RE.finditer(text) if m.group(0).strip()][:MAX_SENTENCES]
 
 
+_OPENING_QUOTES = ("'", '"', "‘", "“", "「", "«", "„")  # each alternative of _QUOTED_RE opens with one
 MIN_UNQUOTED = 12  # letters and digits left outside the quotes, below which nothing is blanked
 
 
@@ -49,6 +51,8 @@ def drop_quoted(text: str) -> str:
     """Text with short quoted spans blanked (same length): a memory that *mentions* a phrase in
     quotes ("our scanner flags 'ignore previous instructions'") is not giving that order. A text
     that is (nearly) all quotation is kept whole: quotes around an order do not make it a mention."""
+    if not any(q in text for q in _OPENING_QUOTES):
+        return text  # most texts: no quotation mark, nothing to search
     blanked = _QUOTED_RE.sub(lambda m: " " * len(m.group(0)), text)
     if blanked is text or blanked == text:
         return text
@@ -59,6 +63,12 @@ def drop_quoted(text: str) -> str:
             if not left:
                 return blanked
     return text
+
+
+@lru_cache(maxsize=16)
+def unquoted_lower(text: str) -> str:
+    """``drop_quoted(text).lower()``: the scoring layer and the classifier both read it, per scan."""
+    return drop_quoted(text).lower()
 
 
 def score_sentence(sentence: str, features: list[Feature], bonus: float = 0.0) -> tuple[float, tuple[str, ...]]:
@@ -94,7 +104,7 @@ def best_sentence(text: str, features: list[Feature], bonus: float = 0.0, *, nee
     sentences = split_sentences(text)
     if not sentences:
         return None
-    lowered = drop_quoted(text).lower()
+    lowered = unquoted_lower(text)
     index = text_index(lowered)
     # Sentences are blanked one by one (a sentence that is all quotation is kept whole even where
     # the text's blanking removed it), so anchored features are gated by the unblanked text: its

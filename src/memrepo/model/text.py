@@ -8,7 +8,7 @@ _CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0x
 
 def is_cjk_char(ch: str) -> bool:
     cp = ord(ch)
-    return any(lo <= cp <= hi for lo, hi in _CJK_RANGES)
+    return 0x3040 <= cp <= 0xD7AF and any(lo <= cp <= hi for lo, hi in _CJK_RANGES)
 
 
 class _CjkMatcher:

@@ -92,19 +92,23 @@ def find_duplicates(items: Sequence[Item], near: float = NEAR_THRESHOLD, only: s
             by_digest[key] = it
     rest = [it for it in items if it.id not in exact_ids]
     sh = [shingles(it.text) for it in rest]
-    index: dict[tuple[str, str], list[int]] = {}
+    indexes: dict[str, dict[str, list[int]]] = {}  # per scope: shingle -> entries holding it
     for j, it in enumerate(rest):
+        index = indexes.setdefault(it.scope, {})
         for s in sh[j]:
-            bucket = index.setdefault((it.scope, s), [])
-            if len(bucket) <= MAX_POSTING:
+            bucket = index.get(s)
+            if bucket is None:
+                index[s] = [j]
+            elif len(bucket) <= MAX_POSTING:
                 bucket.append(j)
     for j, it in enumerate(rest):
         if only is not None and it.path not in only:
             continue
+        index = indexes[it.scope]
         candidates: set[int] = set()
         for s in sh[j]:
-            bucket = index[(it.scope, s)]
-            if len(bucket) <= MAX_POSTING:
+            bucket = index[s]
+            if 1 < len(bucket) <= MAX_POSTING:  # a bucket of one holds only this entry
                 candidates.update(bucket)
         for i in sorted(candidates):
             if i == j or (i > j and (only is None or rest[i].path in only)):
