@@ -5,6 +5,8 @@ import base64
 import codecs
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memrepo.detect import default_scanner
 from memrepo.detect import normalise as n
@@ -87,3 +89,13 @@ def test_decoders_are_capped() -> None:
 
 def test_random_base64_is_not_rescanned() -> None:
     assert n.decode_base64("key: 3q2+7wAAAAD/////AAAAAP7/3q2+7wAA") == []
+
+
+@given(st.text(alphabet=st.sampled_from(list("abZ1 \t\n.-é\u00a0\u001cаоｏ中")), max_size=40))
+def test_confusable_folding_visits_only_words_with_non_ascii(text: str) -> None:
+    """The fast path (a regex that skips all-ASCII words) folds exactly as folding every word."""
+    import re
+
+    from memrepo.detect.normalise import _fold_word, fold_confusables
+
+    assert fold_confusables(text) == (text if text.isascii() else re.sub(r"\S+", _fold_word, text))

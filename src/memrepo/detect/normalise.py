@@ -71,7 +71,12 @@ _TAG_STRIP_RE = re.compile(r"<[^>]{0,200}>")
 _WORD_RE = re.compile(r"[a-z]+")
 # Common English words: a decoded or transformed text is kept only when it reads more like language.
 _COMMON = frozenset(
-    ["the", "and", "you", "your", "all", "to", "of", "a", "in", "is", "it", "this", "that", "for", "be", "are", "with", "as", "on", "not", "or", "any", "now", "do", "from", "these", "those", "ignore", "instructions", "previous", "prior", "rules", "disregard", "forget", "obey", "follow", "system", "prompt", "send", "secrets", "tokens", "keys", "password", "passwords", "delete", "remove", "run", "execute", "user", "reply", "always", "never", "must", "reveal", "print", "data", "file", "files", "memory", "approve", "new", "task", "above", "please", "me", "my", "only", "read", "write", "email", "upload"])
+    ["the", "and", "you", "your", "all", "to", "of", "a", "in", "is", "it", "this", "that", "for", "be", "are", "with", "as", "on", "not", "or", "any", "now", "do", "from", "these", "those", "ignore", "instructions", "previous", "prior", "rules", "disregard", "forget", "obey", "follow", "system", "prompt", "send", "secrets", "tokens", "keys", "password", "passwords", "delete", "remove", "run", "execute", "user", "reply", "always", "never", "must", "reveal", "print", "data", "file", "files", "memory", "approve", "new", "task", "above", "please", "me", "my", "only", "read", "write", "email", "upload",
+     # German, French, Spanish, Portuguese, Italian: function words and the orders attacks give (ASCII spellings)
+     "der", "die", "das", "und", "ist", "nicht", "alle", "auf", "mit", "sie", "bitte", "weiter", "den", "dem",
+     "les", "des", "vous", "tous", "toutes", "pour", "avec", "sur", "est", "pas", "aux",
+     "los", "las", "que", "para", "por", "con", "todos", "todas", "del", "una", "sus",
+     "com", "uma", "seu", "sua", "gli", "che", "per", "tutti", "tutte"])
 
 
 class Variant(NamedTuple):
@@ -106,7 +111,10 @@ def fold_confusables(text: str) -> str:
     if text.isascii():
         return text
     # Only fold words that mix scripts or are lookalike-only: a Russian sentence stays Russian.
-    return re.sub(r"\S+", _fold_word, text)
+    return _NON_ASCII_WORD_RE.sub(_fold_word, text)  # an all-ASCII word has nothing to fold
+
+
+_NON_ASCII_WORD_RE = re.compile(r"(?:(?!\s)[\x00-\x7f])*(?:(?!\s)[^\x00-\x7f])\S*")  # a whole \S+ word holding non-ASCII
 
 
 def _fold_word(m: re.Match[str]) -> str:
@@ -153,8 +161,10 @@ def rot13(text: str) -> str:
 
 
 def language_score(text: str) -> int:
-    """How many common English (and attack-vocabulary) words the text holds."""
-    return sum(1 for w in _WORD_RE.findall(text.lower()) if w in _COMMON)
+    """How many common words (English and attack vocabulary, some German, French, Spanish,
+    Portuguese and Italian) of three letters or more the text holds: shorter ones turn up by chance
+    in transformed text ("no" reversed is "on"; rot13 turns "-n" into "-a")."""
+    return sum(1 for w in _WORD_RE.findall(text.lower()) if len(w) >= 3 and w in _COMMON)
 
 
 def invisible_chars(text: str) -> list[tuple[int, str]]:

@@ -35,7 +35,7 @@ from .needles import needles as required_literals
 
 _VAR_RE = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 _MAX_VAR_DEPTH = 4
-SPEC_VERSION = 9  # bump when the spec layout or the needle algorithm changes (invalidates caches)
+SPEC_VERSION = 10  # bump when the spec layout or the needle algorithm changes (invalidates caches)
 
 
 class Pattern:
@@ -211,6 +211,7 @@ class Rule(NamedTuple):
     secret: bool = False
     langs: tuple[str, ...] = ()
     case_sensitive: bool = False
+    validate: str = ""  # a secret rule's value check (see secrets.VALIDATORS), e.g. "luhn"
 
     def finditer(self, text: str, index: TextIndex, branches: tuple[Branch, ...] | None = None) -> Iterator[re.Match[str]]:
         """Matches of each pattern whose required literals occur in ``index.lowered`` (``text.lower()``);
@@ -344,6 +345,7 @@ def _rule_spec(raw: dict[str, Any], category: str, values: Mapping[str, str], wh
     return {"id": raw["id"], "severity": raw["severity"], "message": raw["message"], "hint": raw.get("hint", ""),
             "category": raw.get("category", category), "langs": list(raw.get("langs") or ()),
             "secret": bool(raw.get("secret")), "case_sensitive": case_sensitive, "unless": unless,
+            "validate": str(raw.get("validate", "")),
             "branches": _branch_specs(raw["patterns"], values, where, case_sensitive)}
 
 
@@ -398,7 +400,8 @@ def ruleset_from_spec(spec: Mapping[str, Any]) -> RuleSet:
     rules = [Rule(id=r["id"], severity=r["severity"], message=r["message"], hint=r["hint"], category=r["category"],
                   branches=branches(r["branches"]),
                   unless=Pattern(r["unless"], re.IGNORECASE | re.MULTILINE) if r["unless"] else None,
-                  secret=r["secret"], langs=tuple(r["langs"]), case_sensitive=r["case_sensitive"])
+                  secret=r["secret"], langs=tuple(r["langs"]), case_sensitive=r["case_sensitive"],
+                  validate=r["validate"])
              for r in spec["rules"]]
     features = []
     for f in spec["features"]:

@@ -27,13 +27,15 @@ from .normalise import (
 )
 from .rules import SPEC_VERSION, Branch, Rule, RuleSet, build_spec, ruleset_from_spec
 from .scoring import best_sentence
-from .secrets import find_secrets, mask, secret_value
+from .secrets import VALIDATORS, find_secrets, mask, secret_value
 
 if TYPE_CHECKING:
     from .skill import SkillFile
 
 DEFAULT_THRESHOLD = 5.0
 MAX_DEPTH = 2  # payload inside payload (e.g. base64 inside a hidden HTML comment)
+_HIDING_STEPS = {"rot13": "in rot13", "reversed": "backwards"}
+MIN_HIDDEN_WORDS = 5  # a decoded run this long is a sentence, not a coincidence
 MIN_CLASSIFIER_TOKENS = 5  # the learned layer alone never blocks a text shorter than this
 
 
@@ -174,6 +176,12 @@ class Scanner:
 
     def _scan_payloads(self, text: str, found: dict[str, Finding], path: str, line: int, depth: int) -> None:
         for p in decoded_payloads(text):
+            if p.step in _HIDING_STEPS and "obfuscation.encoded-text" not in found and len(tokens(p.text)) >= MIN_HIDDEN_WORDS:
+                # nobody writes a memory backwards or in rot13 but to hide it from the reader
+                found["obfuscation.encoded-text"] = Finding(
+                    "obfuscation.encoded-text", "error", f"text written {_HIDING_STEPS[p.step]} reads as language once decoded",
+                    path=path, line=line, hint="write the memory in plain text; a reviewer must be able to read what is stored",
+                    category="obfuscation", normalisation=p.step, excerpt=escape_excerpt(p.text[:120]))
             chain = [Variant(p.step + ("" if v.step == "" else "+" + v.step), v.text) for v in scan_variants(p.text)]
             self._scan_variants(chain, found, path, line, hidden=True)
             if depth < MAX_DEPTH:
@@ -204,7 +212,7 @@ class Scanner:
                 continue
             for m in rule.finditer(base, index, branches):
                 value = secret_value(m)
-                if self.ruleset.is_placeholder(value):
+                if self.ruleset.is_placeholder(value) or rule.validate and not VALIDATORS[rule.validate](value):
                     continue
                 found[rule.id] = Finding(rule.id, rule.severity, rule.message, path=path,  # type: ignore[arg-type]
                                          line=line + base.count("\n", 0, m.start()), hint=rule.hint, category=rule.category,

@@ -108,3 +108,51 @@ def secret_value(m: re.Match[str]) -> str:
 
 def mask(value: str) -> str:
     return value[:4] + "…" + f"({len(value)} chars)" if len(value) > 6 else "…"
+
+
+# Payment card numbers published for testing (card networks' and processors' documentation).
+_TEST_CARDS = frozenset({
+    "4111111111111111", "4242424242424242", "4012888888881881", "4000056655665556", "4222222222222",
+    "5555555555554444", "5105105105105100", "5200828282828210", "2223003122003222",
+    "378282246310005", "371449635398431", "378734493671000", "6011111111111117", "6011000990139424",
+    "3530111333300000", "3566002020360505", "30569309025904", "38520000023237", "6200000000000005"})
+
+
+def _digits(value: str) -> str:
+    return "".join(c for c in value if c.isdigit())
+
+
+def card_number_ok(value: str) -> bool:
+    """Shaped like a payment card number: 13-19 digits, not a published test number, not one or
+    two digits repeated (0000 0000 0000 0000)."""
+    digits = _digits(value)
+    return 13 <= len(digits) <= 19 and digits not in _TEST_CARDS and len(set(digits)) >= 3
+
+
+def luhn_ok(value: str) -> bool:
+    """A payment card number (see :func:`card_number_ok`) whose last digit is its Luhn check digit."""
+    if not card_number_ok(value):
+        return False
+    digits = _digits(value)
+    total = 0
+    for i, c in enumerate(reversed(digits)):
+        d = int(c)
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+_CN_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+
+
+def cn_resident_id_ok(value: str) -> bool:
+    """A PRC resident identity number: 17 digits and an ISO 7064 MOD 11-2 check character."""
+    raw = "".join(c for c in value.upper() if c.isdigit() or c == "X")
+    if len(raw) != 18 or not raw[:17].isdigit():
+        return False
+    check = "10X98765432"[sum(int(c) * w for c, w in zip(raw[:17], _CN_ID_WEIGHTS, strict=True)) % 11]
+    return raw[17] == check
+
+
+VALIDATORS = {"luhn": luhn_ok, "card-number": card_number_ok, "cn-resident-id": cn_resident_id_ok}
