@@ -35,7 +35,7 @@ from .needles import needles as required_literals
 
 _VAR_RE = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 _MAX_VAR_DEPTH = 4
-SPEC_VERSION = 10  # bump when the spec layout or the needle algorithm changes (invalidates caches)
+SPEC_VERSION = 11  # bump when the spec layout or the needle algorithm changes (invalidates caches)
 
 
 class Pattern:
@@ -265,14 +265,17 @@ class RuleSet(NamedTuple):
     needle_index: NeedleIndex | None
     gated: dict[Group, tuple[tuple[int, int], ...]]  # (rule, branch) positions whose first gate group it is
     ungated: tuple[tuple[int, int], ...]  # (rule, branch) positions without needles
-    plans: dict[frozenset[Group], Plan]  # by a text's present groups (texts share them: memoised)
+    plans: dict[frozenset[Group], Plan]  # by a text's present groups that gate rules (texts share them: memoised)
+    rule_groups: frozenset[Group] = frozenset()  # every group in some rule branch's gate
 
     def plan(self, index: TextIndex) -> Plan:
         """The candidate rules in rule-file order, each with its branches whose required literals
         all occur: found from the text's present groups, not by testing every branch."""
         if self.needle_index is None:
             return tuple((r, r.branches) for r in self.rules)
-        present = index.groups_of(self.needle_index)
+        # features and start literals share the index: keyed by the rules' groups only, texts
+        # that differ elsewhere share a plan
+        present = index.groups_of(self.needle_index) & self.rule_groups
         got = self.plans.get(present)
         if got is None:
             if len(self.plans) >= MAX_PLANS:
@@ -361,13 +364,8 @@ def _branch_specs(patterns: list[str], values: Mapping[str, str], where: str, ca
         best = max(groups, key=lambda g: (min(map(_weight, g.needles)), -len(g.needles))) if groups else None
         final = source[2:] if bounded else source
         starts = leading_literals(final, re.MULTILINE) or []
-        gates = [list(best.needles)] if best else []
-        # A match begins with one of its start literals: when all are ASCII, they are a second gate
-        # (the scan plan then holds only branches whose starts occur, without a look per text).
-        opening = sorted({lit.lower() for lit in starts})
-        if opening and all(lit.isascii() for lit in opening) and opening not in gates:
-            gates.append(opening)
-        out.append([gates or None, final, bounded, starts])
+        gates = [list(best.needles)] if best else None
+        out.append([gates, final, bounded, starts])
     return out
 
 
@@ -421,7 +419,8 @@ def ruleset_from_spec(spec: Mapping[str, Any]) -> RuleSet:
         pattern.owner = needle_index
     return RuleSet(rules, features, float(spec["hidden_bonus"]),
                    tuple(Pattern(p, re.IGNORECASE) for p in spec["placeholders"]), needle_index,
-                   {g: tuple(v) for g, v in gated.items()}, tuple(ungated), {})
+                   {g: tuple(v) for g, v in gated.items()}, tuple(ungated), {},
+                   frozenset(g for rule in rules for gate, _, _ in rule.branches for g in gate or ()))
 
 
 def _parse(name: str, data: bytes, files: Mapping[str, bytes]) -> dict[str, Any]:
