@@ -11,6 +11,10 @@ heldout5.jsonl and heldout6.jsonl joined after hold-one-corpus-out cross-validat
 independently written corpora (heldout2-6): with them, the classifier-alone AUC on each corpus left out
 rose (heldout3 0.931 -> 0.950, heldout4 0.931 -> 0.949, heldout5 0.851 -> 0.912, heldout6 0.822 -> 0.867,
 together with train_detector.py --top 20000); their full-scanner rates are no longer unseen figures.
+bench/train_extra/extra_*.jsonl were written for training only, by authors who read neither the
+detector nor any corpus: extra_a coding agents and DevOps; extra_b personal and business assistants
+(indirect injections from mail, pages, documents); extra_c browsing, research and multi-agent
+pipelines; extra_d languages other than English; extra_e the hardest cases on both sides.
 DOMAIN_BENIGN / DOMAIN_ATTACKS (below) are hand-written agent-domain texts (support, finance, HR,
 sales, calendars, research, ops): owner facts and standing instructions that use attack vocabulary,
 and subtle policy-shaped attacks. Never add heldout7.jsonl or later held-out sets, nor the shared
@@ -32,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 OUT = ROOT / "bench" / "detector_train.jsonl"
 DETECT = ROOT / "tests" / "data" / "detect"
 OWN = [DETECT / "corpus.jsonl", DETECT / "holdout.jsonl", DETECT / "heldout2.jsonl", DETECT / "heldout3.jsonl",
-       DETECT / "heldout4.jsonl", DETECT / "heldout5.jsonl", DETECT / "heldout6.jsonl"]
+       DETECT / "heldout4.jsonl", DETECT / "heldout5.jsonl", DETECT / "heldout6.jsonl", *sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))]
 # Realistic benign memories (the recall bench's entries) and documentation prose.
 MEMORIES = ROOT / "bench" / "recall_entries.jsonl"
 DOCS = [ROOT / "docs" / "governance.md", ROOT / "docs" / "team-setup.md", ROOT / "docs" / "skills.md", ROOT / "docs" / "python-api.md"]

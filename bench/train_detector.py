@@ -56,11 +56,13 @@ def examples(rows: list[dict[str, str]]) -> tuple[list[set[str]], list[int], lis
 
 
 def _family(row_id: str) -> int:
-    for k, prefix in enumerate(("t", "hw-", "corpus-", "holdout-", "mem", "heldout2-", "heldout3-", "heldout4-", "dom-",
-                                "heldout5-", "heldout6-")):
+    prefixes = ("t", "hw-", "corpus-", "holdout-", "mem", "heldout2-", "heldout3-", "heldout4-", "dom-", "heldout5-", "heldout6-")
+    for k, prefix in enumerate(prefixes):
         if row_id.startswith(prefix):
             return k
-    return 11
+    if row_id.startswith("extra_"):  # bench/train_extra/extra_<x>.jsonl: one family per file
+        return len(prefixes) + 1 + ord(row_id[6]) - ord("a")
+    return len(prefixes)
 
 
 def matrix(feats: list[set[str]], vocab: dict[str, int]) -> sparse.csr_matrix:
@@ -109,6 +111,8 @@ def main() -> None:
     # heldout2-6, full scanner pooled: 1.75% gave 84.4% detection at 3.7% false alarms, 2% 86.3% at 4.7%
     # (one alarm per two detections), the old recipe at 1.5% 84.0% at 4.4%.
     ap.add_argument("--max-fa", type=float, default=0.0175, help="scanner false-alarm budget on out-of-fold training benign")
+    ap.add_argument("--max-added-fa", type=float, default=0.01,
+                    help="when the rules alone exceed --max-fa: the classifier may add this much on top of their false alarms")
     ap.add_argument("--veto-max", type=float, default=VETO_MAX,
                     help="highest veto probability allowed (0 turns the veto off): below it the classifier demotes "
                          "pattern hits of scan.model_veto categories, so a high veto excuses real attacks")
@@ -160,6 +164,11 @@ def main() -> None:
     row_y = np.array([r["label"] == "attack" for r in rows])
     for i in np.flatnonzero(rule_hit & ~row_y):
         print(f"  rules' false alarm on training benign: {rows[i]['id']}: {rows[i]['text'][:100]}")
+    # The budget: --max-fa, or the rules' own false alarms plus --max-added-fa when the rules alone
+    # exceed it (the hard benign sets in bench/train_extra/ trip the rules on 3-5% of their texts;
+    # a fixed budget below that left no threshold at all).
+    rules_fa = float(rule_hit[~row_y].mean())
+    budget = max(args.max_fa, rules_fa + args.max_added_fa)
     best = None
     veto_cap = np.log(args.veto_max / (1 - args.veto_max)) if 0 < args.veto_max < 1 else (np.inf if args.veto_max >= 1 else -np.inf)
     for veto in [-np.inf, *(v for v in np.linspace(-8, 2, 41) if v <= veto_cap)]:
@@ -167,14 +176,14 @@ def main() -> None:
             flagged = hard | (soft & (row_logit >= veto)) | (row_logit >= t)
             fa = flagged[~row_y].mean()
             det = flagged[row_y].mean()
-            if fa <= args.max_fa and (best is None or (det, veto) > (best[2], best[1])):
+            if fa <= budget and (best is None or (det, veto) > (best[2], best[1])):
                 best = (float(t), float(veto), det, fa)
     assert best is not None, "no threshold meets the false-alarm budget"
     t_logit, veto_logit, det, fa = best
     for i in np.flatnonzero(~rule_hit & ~row_y & (row_logit >= t_logit - 1.5)):
         print(f"  out-of-fold classifier score {row_logit[i]:+.2f} on training benign: {rows[i]['id']}: {rows[i]['text'][:90]}")
     print(f"out-of-fold: rules alone detect {rule_hit[row_y].mean():.1%} at {rule_hit[~row_y].mean():.1%} false alarms; "
-          f"with classifier (logit >= {t_logit:.2f}, veto below {veto_logit:.2f}) {det:.1%} at {fa:.1%}")
+          f"with classifier (logit >= {t_logit:.2f}, veto below {veto_logit:.2f}) {det:.1%} at {fa:.1%} (budget {budget:.1%})")
 
     w, b = fit(x, y, args.c)
     order = np.argsort(-np.abs(w))[: args.top]
