@@ -57,3 +57,35 @@ def test_valid_write_path_does_not_import_jsonschema(tmp_path):
             "'origin': 'agent_inferred'}); print('jsonschema' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+SKILL_FIELDS = {
+    "name": st.one_of(st.from_regex(r"[a-z0-9]{1,8}(-[a-z0-9]{1,8}){0,3}", fullmatch=True),
+                      st.sampled_from(["", "Bad_Name", "-x", "a--b", "x" * 65]), st.integers()),
+    "description": st.one_of(st.text(max_size=30), st.just("   "), st.just("d" * 1025), st.none()),
+    "license": st.one_of(st.sampled_from(["MIT", ""]), st.integers()),
+    "compatibility": st.one_of(st.text(max_size=10), st.just("c" * 501)),
+    "metadata": st.one_of(st.dictionaries(st.sampled_from(["version", "origin", "tags", "x", ""]),
+                                          st.one_of(st.sampled_from(["1.0.0", "agent_inferred", "web", "", "a, b"]),
+                                                    st.integers(), st.booleans()), max_size=4),
+                          st.text(max_size=3)),
+    "allowed-tools": st.one_of(st.just("Bash Read"), st.integers()),
+    "version": st.just("1.0"),
+}
+
+
+@st.composite
+def skill_frontmatter(draw: st.DrawFn) -> dict[str, object]:
+    keys = draw(st.sets(st.sampled_from(sorted(SKILL_FIELDS)), min_size=1))
+    return {k: draw(SKILL_FIELDS[k]) for k in keys}
+
+
+@settings(max_examples=400, deadline=None)
+@given(skill_frontmatter())
+def test_fast_skill_validator_agrees_with_jsonschema(meta):
+    """check skips jsonschema for SKILL.md frontmatter the fast check calls valid: it must agree."""
+    from memrepo.model.skill import default_skill_schema
+
+    fast = fast_validator(default_skill_schema())
+    assert fast is not None
+    assert fast(meta) == Draft202012Validator(default_skill_schema()).is_valid(meta)

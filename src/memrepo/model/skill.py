@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
@@ -198,8 +198,14 @@ def default_skill_schema() -> dict[str, Any]:
     return json.loads((default_policies_dir() / "schemas" / "skill.schema.json").read_text(encoding="utf-8"))
 
 
-def schema_problems(meta: Mapping[str, Any], schema: Mapping[str, Any] | None = None) -> list[tuple[str, tuple[str, ...]]]:
-    """Every schema violation of a frontmatter mapping as (message, key path), in a stable order."""
+def schema_problems(meta: Mapping[str, Any], schema: Mapping[str, Any] | None = None,
+                    is_valid: Callable[[Any], bool] | None = None) -> list[tuple[str, tuple[str, ...]]]:
+    """Every schema violation of a frontmatter mapping as (message, key path), in a stable order.
+
+    ``is_valid``: a fast check of the same schema, trusted only to say "valid" (policy.fastschema);
+    jsonschema is imported and run only for the messages of an invalid mapping."""
+    if is_valid is not None and is_valid(meta) and not _key_type_problems(meta):
+        return []
     import jsonschema  # lazily: ~90 ms to import
 
     validator = jsonschema.Draft202012Validator(schema if schema is not None else default_skill_schema())
@@ -416,7 +422,8 @@ class SkillCaps:
 
 
 def validate_skill(files: Mapping[str, tuple[int, bytes]], *, folder_name: str, policy_skills: Mapping[str, Any] | None,
-                   category: str | None = None, schema: Mapping[str, Any] | None = None) -> list[Finding]:
+                   category: str | None = None, schema: Mapping[str, Any] | None = None,
+                   is_valid: Callable[[Any], bool] | None = None) -> list[Finding]:
     """Check one skill folder's structure and return findings (never raises for bad content).
 
     ``files`` maps each path inside the skill folder (``SKILL.md``, ``references/x.md``)
@@ -432,7 +439,7 @@ def validate_skill(files: Mapping[str, tuple[int, bytes]], *, folder_name: str, 
         mode, data = files[relpath]
         findings.extend(_file_findings(relpath, mode, data, f"{base}/{relpath}", folder_name, caps))
     if SKILL_MD in files:
-        findings.extend(_skill_md_findings(files[SKILL_MD][1], f"{base}/{SKILL_MD}", folder_name, caps, schema))
+        findings.extend(_skill_md_findings(files[SKILL_MD][1], f"{base}/{SKILL_MD}", folder_name, caps, schema, is_valid))
     return findings
 
 
@@ -493,12 +500,12 @@ def _mode_findings(relpath: str, mode: int, path: str, name: str) -> list[Findin
 
 
 def _skill_md_findings(data: bytes, path: str, folder_name: str, caps: SkillCaps,
-                       schema: Mapping[str, Any] | None) -> list[Finding]:
+                       schema: Mapping[str, Any] | None, is_valid: Callable[[Any], bool] | None = None) -> list[Finding]:
     try:
         meta, front, _ = read_frontmatter(data, path)
     except MemrepoError as exc:
         return [_finding("skill.parse", exc.what, path, exc.hint, folder_name, line=_line_of(exc.where))]
-    problems = schema_problems(meta, schema)
+    problems = schema_problems(meta, schema, is_valid)
     out = [_finding("skill.schema", message, path, "see policies/schemas/skill.schema.json (Agent Skills specification)",
                     folder_name, line=_key_line(front, keys)) for message, keys in problems]
     name = meta.get("name")

@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import MemrepoError
 from ..findings import Finding
 from ..gitstore import FileBlob
-from ..model.skill import SKILL_MD, SKILLS_DIR, locate, validate_skill
+from ..model.skill import SKILL_MD, SKILLS_DIR, default_skill_schema, locate, validate_skill
 from .config import Policy
 
 SKILLS_README = f"{SKILLS_DIR}/README.md"
@@ -44,8 +44,10 @@ def group_skill_files(paths: Iterable[str]) -> dict[SkillKey, list[str]]:
 def skill_findings(folder: Mapping[str, FileBlob], policy: Policy, *, name: str, category: str | None) -> list[Finding]:
     """Structure + security findings for one skill folder (``folder`` keyed by path inside it)."""
     base = skill_base(category, name)
+    schema = skill_schema(policy)
     structure = validate_skill({p: (b.mode, b.data) for p, b in folder.items()}, folder_name=name,
-                               policy_skills=policy.section("skills"), category=category, schema=skill_schema(policy))
+                               policy_skills=policy.section("skills"), category=category, schema=schema,
+                               is_valid=policy.fast_valid("skill", schema if schema is not None else default_skill_schema()))
     out = list(structure)
     seen = {(f.rule, f.path) for f in out}
     flagged_modes = {f.path for f in out if f.rule in ("skill.symlink", "skill.submodule")}
