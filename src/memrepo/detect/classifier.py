@@ -76,7 +76,13 @@ class Verdict(NamedTuple):
     probability: float
     start: int
     excerpt: str
-    top: tuple[tuple[str, float], ...]  # the features that pushed the score up most
+    features: Mapping[str, float]  # the window's weighted features
+
+    @property
+    def top(self) -> tuple[tuple[str, float], ...]:
+        """The features that pushed the score up most (computed when a finding needs them)."""
+        best = sorted(((f, w) for f, w in self.features.items() if w > 0), key=lambda x: (-x[1], x[0]))[:6]
+        return tuple((f, round(w, 3)) for f, w in best)
 
 
 class Model:
@@ -154,10 +160,9 @@ class Model:
                 if z > best_logit:
                     best_logit, best_i, best_n = z, i, 2
         fs = feats[best_i] if best_n == 1 else feats[best_i] | feats[best_i + 1]
-        top = sorted(((f, w) for f, w in fs.items() if w > 0), key=lambda x: (-x[1], x[0]))[:6]
         start = sents[best_i][0]
         end = sents[best_i + best_n - 1][0] + len(sents[best_i + best_n - 1][1])
-        return Verdict(_sigmoid(best_logit), start, text[start:end].strip(), tuple((f, round(w, 3)) for f, w in top))
+        return Verdict(_sigmoid(best_logit), start, text[start:end].strip(), fs)
 
 
 def _sigmoid(z: float) -> float:

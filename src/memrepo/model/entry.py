@@ -133,10 +133,22 @@ def parse_fields(data: bytes, where: str) -> tuple[dict[str, Any], str, int]:
     return meta, body, body_line
 
 
+def entry_body(data: bytes, path: str) -> str:
+    """An entry file's text (``Entry.text``) without reading its fields: what duplicate detection
+    compares. Raises ParseError for a file that is not UTF-8 or has no frontmatter."""
+    _, body, _ = split_frontmatter(decode_utf8(data, path), path)
+    return body.removesuffix("\n")
+
+
 def parse_entry(data: bytes, path: str) -> Entry:
     """Parse ``memories/<scope>/<id>.md``. Field types are checked by the schema, not here."""
+    return parse_entry_at(data, path)[0]
+
+
+def parse_entry_at(data: bytes, path: str) -> tuple[Entry, int]:
+    """:func:`parse_entry` and the file line where the entry's text begins."""
     loc = path_scope_id(path)
-    meta, body, _ = parse_fields(data, path)
+    meta, body, body_line = parse_fields(data, path)
     scope = loc[0] if loc else str(meta.get("scope", "memory"))
     text = body.removesuffix("\n")
     tags = meta.get("tags") or ()
@@ -149,7 +161,7 @@ def parse_entry(data: bytes, path: str) -> Entry:
             ttl=str(meta.get("ttl", "")), tags=tuple(str(t) for t in tags) if isinstance(tags, (list, tuple)) else (str(tags),),
             updated=str(meta.get("updated", "")), ver=int(meta.get("ver", 1)) if not isinstance(meta.get("ver", 1), bool) else 1,
             origin=str(meta.get("origin", "")), extra=extra,
-        )
+        ), body_line
     except (TypeError, ValueError) as exc:
         raise ParseError(f"frontmatter field has the wrong type: {exc}", where=path, hint="see policies/schemas/memory.schema.json") from None
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ..findings import Finding
 from ..model.entry import text_digest
@@ -50,12 +49,15 @@ def threshold(policy_section: Mapping[str, object] | None) -> float:
 def shingles(text: str, k: int = SHINGLE_WORDS) -> frozenset[str]:
     """Word k-shingles of the normalised text; CJK characters count as words (no spaces there)."""
     norm = unicodedata.normalize("NFKC", text).casefold()
-    words: list[str] = []
-    for w in _WORD.findall(norm):
-        if _CJK.search(w):
-            words.extend(w)  # one "word" per character
-        else:
-            words.append(w)
+    if norm.isascii():
+        words = _WORD.findall(norm)
+    else:
+        words = []
+        for w in _WORD.findall(norm):
+            if _CJK.search(w):
+                words.extend(w)  # one "word" per character
+            else:
+                words.append(w)
     if len(words) < k:
         return frozenset([" ".join(words)]) if words else frozenset()
     return frozenset(" ".join(words[i:i + k]) for i in range(len(words) - k + 1))
@@ -156,12 +158,15 @@ def tree_duplicate_findings(entries: Iterable[tuple[str, str, str, str]], sectio
     return duplicate_findings(items, threshold(section), set(only) if only is not None else None)
 
 
-def file_duplicate_findings(files: Mapping[str, object], policy: object, only: Iterable[str] | None = None,
-                            parse: Callable[[str, bytes], Any] | None = None) -> list[Finding]:
-    """Duplicate warnings over the entry files of a tree (``{path: FileBlob}``), judged by ``policy``."""
+def file_duplicate_findings(files: Mapping[str, object], policy: object, only: Iterable[str] | None = None) -> list[Finding]:
+    """Duplicate warnings over the entry files of a tree (``{path: FileBlob}``), judged by ``policy``.
+
+    Texts are read without parsing the fields (a whole-tree check would parse every entry a second
+    time); a file that does not split into frontmatter and text is left out, its parse error is
+    reported by the entry checks."""
     from ..errors import MemrepoError
     from ..gitstore import BLOB
-    from ..model.entry import parse_entry, path_scope_id
+    from ..model.entry import entry_body, path_scope_id
 
     entries = []
     for path, blob in sorted(files.items()):
@@ -169,9 +174,7 @@ def file_duplicate_findings(files: Mapping[str, object], policy: object, only: I
         if loc is None or getattr(blob, "mode", None) != BLOB:
             continue
         try:
-            data = blob.data  # type: ignore[attr-defined]
-            entry = parse(path, data) if parse is not None else parse_entry(data, path)
-            entries.append((path, loc[0], loc[1], entry.text))
+            entries.append((path, loc[0], loc[1], entry_body(blob.data, path)))  # type: ignore[attr-defined]
         except MemrepoError:
             continue
     section = policy.section("duplicates") if hasattr(policy, "section") else {}

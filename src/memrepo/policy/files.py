@@ -10,8 +10,7 @@ from typing import Any
 from ..errors import MemrepoError
 from ..findings import Finding
 from ..gitstore import BLOB, COMMIT, EXEC, LINK, FileBlob
-from ..model.entry import Entry, parse_entry, path_scope_id
-from ..model.text import decode_utf8, split_frontmatter
+from ..model.entry import Entry, parse_entry_at, path_scope_id
 from .checks import cap_findings, duplicate_id_findings, entry_findings
 from .config import POLICY_DIR, Policy, load_policy
 from .duplicates import file_duplicate_findings
@@ -63,17 +62,20 @@ def mode_finding(path: str, blob: FileBlob) -> Finding | None:
 
 
 class EntryParses:
-    """Each entry file parsed once per check (the file rules, caps and duplicates all need it)."""
+    """Each entry file parsed once per check (the file rules and the caps both need it)."""
 
     def __init__(self) -> None:
-        self._done: dict[str, Entry | MemrepoError] = {}
-
+        self._done: dict[str, tuple[Entry, int] | MemrepoError] = {}
 
     def __call__(self, path: str, data: bytes) -> Entry:
+        return self.at(path, data)[0]
+
+    def at(self, path: str, data: bytes) -> tuple[Entry, int]:
+        """The entry and the line where its text begins."""
         got = self._done.get(path)
         if got is None:
             try:
-                got = parse_entry(data, path)
+                got = parse_entry_at(data, path)
             except MemrepoError as exc:
                 got = exc
             self._done[path] = got
@@ -95,8 +97,7 @@ def entry_file_findings(path: str, blob: FileBlob, policy: Policy, parse: EntryP
         return [Finding("entry.size", "error", f"entry file is {len(blob.data):,} bytes", path=path,
                         hint="entries are short facts", category="cap")]
     try:
-        entry = (parse or EntryParses())(path, blob.data)
-        _, _, body_line = split_frontmatter(decode_utf8(blob.data, path), path)
+        entry, body_line = (parse or EntryParses()).at(path, blob.data)
     except MemrepoError as exc:
         line = exc.where.rsplit(":", 1)[-1]
         return [Finding("entry.parse", "error", exc.what, path=path, line=int(line) if line.isdigit() else 1,
@@ -177,7 +178,7 @@ def _tree_wide_findings(files: Mapping[str, FileBlob], policy: Policy, only: Ite
             except MemrepoError:
                 continue
     out.extend(f for f in cap_findings(by_scope, policy) if only is None or f.path.split("/")[1] in touched_scopes)
-    out.extend(file_duplicate_findings(files, policy, targets if only is not None else None, parse))  # exact + near duplicates
+    out.extend(file_duplicate_findings(files, policy, targets if only is not None else None))  # exact + near duplicates
     return out
 
 
@@ -217,7 +218,7 @@ class EntryWorkers:
             return None
         global _WORK
         policy.scanner()  # built once here, inherited by every worker
-        size = -(-len(paths) // (jobs * 4))
+        size = -(-len(paths) // (jobs * 16))  # small chunks: the last one leaves a core idle for less time
         chunks = [(i, min(i + size, len(paths))) for i in range(0, len(paths), size)]
         _WORK = (paths, files, policy)
         try:
