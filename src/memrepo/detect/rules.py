@@ -253,7 +253,9 @@ class Feature(NamedTuple):
 
 
 
-Plan = tuple[tuple[Rule, tuple[Branch, ...]], ...]
+# (rule, its branches whose gates pass, the lower-cased start literals one of which every match of
+# those branches begins with, or None when some branch has no such literals)
+Plan = tuple[tuple[Rule, tuple[Branch, ...], "frozenset[str] | None"], ...]
 MAX_PLANS = 4096
 
 
@@ -272,7 +274,7 @@ class RuleSet(NamedTuple):
         """The candidate rules in rule-file order, each with its branches whose required literals
         all occur: found from the text's present groups, not by testing every branch."""
         if self.needle_index is None:
-            return tuple((r, r.branches) for r in self.rules)
+            return tuple((r, r.branches, None) for r in self.rules)
         # features and start literals share the index: keyed by the rules' groups only, texts
         # that differ elsewhere share a plan
         present = index.groups_of(self.needle_index) & self.rule_groups
@@ -289,11 +291,28 @@ class RuleSet(NamedTuple):
                 gate = branch[0]
                 if gate is None or len(gate) == 1 or all(g in present for g in gate):
                     by_rule.setdefault(ri, []).append(branch)
-            got = self.plans[present] = tuple((self.rules[ri], tuple(bs)) for ri, bs in by_rule.items())
+            got = self.plans[present] = tuple((self.rules[ri], tuple(bs), _openings(bs)) for ri, bs in by_rule.items())
         return got
+
+    def openings_absent(self, openings: frozenset[str] | None, index: TextIndex) -> bool:
+        """True when a plan entry's start literals are known and none occurs in the indexed text:
+        one set operation rules out every branch of the rule."""
+        return openings is not None and self.needle_index is not None and openings.isdisjoint(index.words_of(self.needle_index))
 
     def is_placeholder(self, value: str) -> bool:
         return any(p.search(value) for p in self.placeholders)
+
+
+def _openings(branches: list[Branch]) -> frozenset[str] | None:
+    out: set[str] = set()
+    for _, pat, _ in branches:
+        if not pat.starts or pat.owner is None:
+            return None
+        _, lower_starts, unkeyed = pat.keyed()
+        if unkeyed:
+            return None
+        out |= lower_starts
+    return frozenset(out)
 
 
 # -- spec: parsed, validated, expanded; JSON data -----------------------------------------------

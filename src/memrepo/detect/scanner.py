@@ -156,8 +156,8 @@ class Scanner:
         for v in variants:
             lowered = v.text.lower()
             index = text_index(lowered)
-            for rule, branches in self.ruleset.plan(index):
-                if rule.secret or rule.id in found:
+            for rule, branches, openings in self.ruleset.plan(index):
+                if rule.secret or rule.id in found or self.ruleset.openings_absent(openings, index):
                     continue
                 skip = qx.skip if qx is not None and rule.category in qx.categories else None
                 m, was_quoted = _first_match(rule, v.text, index, branches, skip)
@@ -207,8 +207,8 @@ class Scanner:
     def _secrets(self, text: str, found: dict[str, Finding], path: str, line: int) -> None:
         base = clean(text)
         index = text_index(base.lower())
-        for rule, branches in self.ruleset.plan(index):
-            if not rule.secret or rule.id in found:
+        for rule, branches, openings in self.ruleset.plan(index):
+            if not rule.secret or rule.id in found or self.ruleset.openings_absent(openings, index):
                 continue
             for m in rule.finditer(base, index, branches):
                 value = secret_value(m)
