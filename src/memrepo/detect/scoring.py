@@ -82,14 +82,27 @@ def score_sentence(sentence: str, features: list[Feature], bonus: float = 0.0) -
     return total, tuple(names)
 
 
-def _ceiling(features: list[Feature], index: TextIndex, whole: TextIndex, bonus: float, needles: NeedleIndex) -> float:
-    """An upper bound of any sentence's score: the bonus plus the positive weights of the features
-    whose required literals occur in the text (``index``: blanked as the features see it; anchored
-    features, matched on each sentence, against ``whole``, the unblanked text)."""
+def _below(floor: float, features: list[Feature], index: TextIndex, whole: TextIndex, bonus: float,
+           needles: NeedleIndex) -> bool:
+    """True when no sentence can score ``floor``. The bound: the bonus plus the positive weights of
+    the features whose required literals occur in the text (``index``: blanked as the features see
+    it; anchored features, matched on each sentence, against ``whole``, the unblanked text). Then,
+    heaviest first, each such unanchored feature is run once over the whole text (a sentence shows
+    only features the text shows) and its weight dropped when it does not match, until the bound
+    falls below ``floor`` or every one has been tried."""
     present = index.groups_of(needles)
     present_whole = present if whole is index else whole.groups_of(needles)
-    return bonus + sum(f.weight for f in features
-                       if f.weight > 0 and (f.viable(whole, present_whole) if f.anchored else f.viable(index, present)))
+    viable = [f for f in features
+              if f.weight > 0 and (f.viable(whole, present_whole) if f.anchored else f.viable(index, present))]
+    bound = bonus + sum(f.weight for f in viable)
+    if bound < floor:
+        return True
+    for f in sorted((f for f in viable if not f.anchored), key=lambda f: -f.weight):
+        if next(f.finditer(index), None) is None:
+            bound -= f.weight
+            if bound < floor:
+                return True
+    return False
 
 
 def best_sentence(text: str, features: list[Feature], bonus: float = 0.0, *, needles: NeedleIndex | None = None,
@@ -110,7 +123,7 @@ def best_sentence(text: str, features: list[Feature], bonus: float = 0.0, *, nee
     # the text's blanking removed it), so anchored features are gated by the unblanked text: its
     # literals are a superset of every sentence's.
     whole = text_index(text.lower())
-    if floor is not None and needles is not None and _ceiling(features, index, whole, bonus, needles) < floor:
+    if floor is not None and needles is not None and _below(floor, features, index, whole, bonus, needles):
         return None
     starts = [s for s, _ in sentences]
     hits: list[set[str]] = [set() for _ in sentences]
