@@ -40,6 +40,8 @@ _SENTENCE_RE = re.compile(r"(?:[^.!?;。！？；\n]|[.!?](?=[^\s.!?]))+[.!?。�
 
 
 def tokens(text: str) -> list[str]:
+    if text.isascii():
+        return _TOKEN_RE.findall(text)  # no CJK to split into characters
     out: list[str] = []
     for tok in _TOKEN_RE.findall(text):
         if not tok.isascii() and _CJK_RE.search(tok):

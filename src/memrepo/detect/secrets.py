@@ -75,7 +75,8 @@ def find_secrets(text: str) -> Iterator[tuple[str, str, re.Match[str]]]:
     holds no 20-character token and none of the few literals the other plugins need."""
     lowered = text.lower()
     long_token = _LONG_TOKEN.search(text) is not None
-    wanted = {name for name in _NEEDLES if _prefilter(name, text, lowered, long_token)}
+    candidates = _NEEDLES if long_token else _NO_LONG_TOKEN_NEEDED  # the others need a long token
+    wanted = {name for name in candidates if _prefilter(name, text, lowered, long_token)}
     if not wanted and not long_token:
         return
     for secret_type, name, rx in _plugins():
