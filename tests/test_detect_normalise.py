@@ -91,7 +91,7 @@ def test_random_base64_is_not_rescanned() -> None:
     assert n.decode_base64("key: 3q2+7wAAAAD/////AAAAAP7/3q2+7wAA") == []
 
 
-@given(st.text(alphabet=st.sampled_from(list("abZ1 \t\n.-é\u00a0\u001cаоｏ中")), max_size=40))
+@given(st.text(alphabet=st.sampled_from(list("abZ1 \t\n.-é\u00a0\u001c\u0085\u2028\u3000аоｏ中")), max_size=40))
 def test_confusable_folding_visits_only_words_with_non_ascii(text: str) -> None:
     """The fast path (a regex that skips all-ASCII words) folds exactly as folding every word."""
     import re

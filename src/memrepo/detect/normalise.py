@@ -111,14 +111,36 @@ def fold_confusables(text: str) -> str:
     if text.isascii():
         return text
     # Only fold words that mix scripts or are lookalike-only: a Russian sentence stays Russian.
-    return _NON_ASCII_WORD_RE.sub(_fold_word, text)  # an all-ASCII word has nothing to fold
+    # Only words holding a non-ASCII character are visited (an all-ASCII word has nothing to fold);
+    # a word is a maximal run of non-whitespace, as the regex \S+ would find it.
+    out: list[str] = []
+    last, n = 0, len(text)
+    for m in _NON_ASCII_RUN_RE.finditer(text):
+        start = m.start()
+        if start < last:
+            continue  # inside the word just folded
+        while start > last and not text[start - 1].isspace():
+            start -= 1
+        end = m.end()
+        while end < n and not text[end].isspace():
+            end += 1
+        out.append(text[last:start])
+        out.append(_fold(text[start:end]))
+        last = end
+    out.append(text[last:])
+    return "".join(out)
 
 
-_NON_ASCII_WORD_RE = re.compile(r"(?:(?!\s)[\x00-\x7f])*(?:(?!\s)[^\x00-\x7f])\S*")  # a whole \S+ word holding non-ASCII
+# non-ASCII characters that are not whitespace (str.isspace: U+0085, U+00A0, U+1680, U+2000-200A,
+# U+2028, U+2029, U+202F, U+205F, U+3000)
+_NON_ASCII_RUN_RE = re.compile("[^\x00-\x7f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
 
 
 def _fold_word(m: re.Match[str]) -> str:
-    word = m.group(0)
+    return _fold(m.group(0))
+
+
+def _fold(word: str) -> str:
     if not _NON_ASCII_LETTER_RE.search(word):
         return word
     folded = word.translate(_CONFUSABLES)
