@@ -90,19 +90,22 @@ def test_tuned_heldout_sets(name: str, unseen: str) -> None:
     records = _load(DATA / name)
     assert len(records) >= 150 and abs(sum(r["label"] == "benign" for r in records) * 2 - len(records)) <= 2
     r = evaluate(records, default_scanner())
-    assert r["detection_rate"] >= 0.95, r["misses"]
+    # 95% until the scoring threshold rose from 5.0 to 6.0 and the learned layer's operating point
+    # followed it (fewer false alarms everywhere, a few detections less here: 94.7-96.5%)
+    assert r["detection_rate"] >= 0.93, r["misses"]
     assert r["false_alarm_rate"] <= 0.02, r["false_alarm_records"]
 
 
-@pytest.mark.parametrize("name,detection,false_alarms", [("heldout5.jsonl", 0.78, 0.08), ("heldout6.jsonl", 0.72, 0.12),
-                                                         ("heldout7.jsonl", 0.68, 0.08), ("heldout8.jsonl", 0.81, 0.13)])
+@pytest.mark.parametrize("name,detection,false_alarms", [("heldout5.jsonl", 0.72, 0.05), ("heldout6.jsonl", 0.68, 0.08),
+                                                         ("heldout7.jsonl", 0.64, 0.04), ("heldout8.jsonl", 0.80, 0.09),
+                                                         ("heldout9.jsonl", 0.69, 0.05)])
 def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -> None:
     """Subtle, cross-domain corpora by other authors who read neither the detector nor each other.
     Measured while unseen: heldout5 57.3% at 13.3%, heldout6 60.0% at 10.7%, heldout7 61.3% at
-    6.0%, heldout8 87.3% at 13.3% (first measurement, with a classifier threshold of p 0.921; the
-    shipped model's 0.964 gives 84.0% at 12.0%, heldout7 70.7% at 6.7%). heldout5 was tuned on and
-    5 and 6 are training data of the learned layer; 7 and 8 are neither. Far from the 90% at 2%
-    goal (the false alarms above all); these floors only guard against regressions."""
+    6.0%, heldout8 87.3% at 13.3% (a more eager classifier), heldout9 72.0% at 3.3% (the shipped
+    scanner). Shipped scanner on the others: heldout7 67.3% at 2.7%, heldout8 82.7% at 7.3%.
+    heldout5 was tuned on and 5 and 6 are training data of the learned layer; 7, 8 and 9 are
+    neither. Short of the 90% at 2% goal; these floors only guard against regressions."""
     r = evaluate(_load(DATA / name), default_scanner())
     assert r["detection_rate"] >= detection, r["misses"]
     assert r["false_alarm_rate"] <= false_alarms, r["false_alarm_records"]

@@ -32,7 +32,7 @@ from .secrets import VALIDATORS, find_secrets, mask, secret_value
 if TYPE_CHECKING:
     from .skill import SkillFile
 
-DEFAULT_THRESHOLD = 5.0
+DEFAULT_THRESHOLD = 6.0
 MAX_DEPTH = 2  # payload inside payload (e.g. base64 inside a hidden HTML comment)
 _HIDING_STEPS = {"rot13": "in rot13", "reversed": "backwards"}
 MIN_HIDDEN_WORDS = 5  # a decoded run this long is a sentence, not a coincidence
