@@ -99,3 +99,17 @@ def test_confusable_folding_visits_only_words_with_non_ascii(text: str) -> None:
     from memrepo.detect.normalise import _fold_word, fold_confusables
 
     assert fold_confusables(text) == (text if text.isascii() else re.sub(r"\S+", _fold_word, text))
+
+
+@given(st.lists(st.sampled_from(["the", "eht", "gur", "and", "qan", "you", "uoy", "ignore", "vtaber", "all", "a", "is",
+                                 "Rules", "SELUR", "ehyrf", "x", "zz", "élan", "中文"]), max_size=12),
+       st.sampled_from([" ", "  ", ", ", ". ", "\n", "-"]))
+def test_transformed_scores_come_from_the_words(words: list[str], sep: str) -> None:
+    """decoded_payloads scores rot13 and reversed text from the original's words (no transform of
+    the whole text): the two must agree."""
+    from memrepo.detect.normalise import _COMMON_REVERSED, _COMMON_ROT13, _WORD_RE
+
+    text = sep.join(words)
+    found = [w for w in _WORD_RE.findall(text.lower()) if len(w) >= 3]
+    assert n.language_score(n.rot13(text)) == sum(w in _COMMON_ROT13 for w in found)
+    assert n.language_score(text[::-1]) == sum(w in _COMMON_REVERSED for w in found)

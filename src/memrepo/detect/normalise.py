@@ -79,6 +79,10 @@ _COMMON = frozenset(
      "com", "uma", "seu", "sua", "gli", "che", "per", "tutti", "tutte"])
 
 
+_COMMON_ROT13 = frozenset(codecs.encode(w, "rot13") for w in _COMMON)
+_COMMON_REVERSED = frozenset(w[::-1] for w in _COMMON)
+
+
 class Variant(NamedTuple):
     """A text to scan and the normalisation that produced it ("" for the raw text)."""
 
@@ -342,10 +346,12 @@ def decoded_payloads(text: str) -> list[Variant]:
     head = base[: MAX_PAYLOAD_CHARS * 4]
     if _LETTER_RE.search(base):
         segments: list[tuple[str, int]] | None = None
-        for step, fn in (("rot13", rot13), ("reversed", _reverse)):
+        words = [w for w in _WORD_RE.findall(head.lower()) if len(w) >= 3]
+        for step, fn, common in (("rot13", rot13, _COMMON_ROT13), ("reversed", _reverse, _COMMON_REVERSED)):
             # Words never span a segment boundary, so the segments' scores add up to the whole
-            # text's: below 2 for the whole, no segment can read better.
-            if language_score(fn(head)) < 2:
+            # text's: below 2 for the whole, no segment can read better. The transform of the whole
+            # text scores what its words score once transformed (rot13 and reversal map words to words).
+            if sum(1 for w in words if w in common) < 2:
                 continue
             if segments is None:
                 segments = [(seg, language_score(seg)) for seg in _SEGMENT_RE.split(head)]
