@@ -114,9 +114,6 @@ def best_sentence(text: str, features: list[Feature], bonus: float = 0.0, *, nee
     patterns whose required literals occur in the whole text. With ``floor``, None also when no
     sentence can reach it (proved from the features' required literals, without running their
     patterns): the scanner only needs sentences at its threshold."""
-    sentences = split_sentences(text)
-    if not sentences:
-        return None
     lowered = unquoted_lower(text)
     index = text_index(lowered)
     # Sentences are blanked one by one (a sentence that is all quotation is kept whole even where
@@ -124,6 +121,9 @@ def best_sentence(text: str, features: list[Feature], bonus: float = 0.0, *, nee
     # literals are a superset of every sentence's.
     whole = text_index(text.lower())
     if floor is not None and needles is not None and _below(floor, features, index, whole, bonus, needles):
+        return None
+    sentences = split_sentences(text)
+    if not sentences:
         return None
     starts = [s for s, _ in sentences]
     hits: list[set[str]] = [set() for _ in sentences]
