@@ -118,14 +118,14 @@ class Policy:
             self._cache[key] = Draft202012Validator(schema)
         return self._cache[key]
 
-    def fast_valid(self, name: str, schema: dict[str, Any] | None = None) -> Callable[[Any], bool] | None:
-        """A compiled check of schema ``name`` (or of ``schema``, memrepo's default when the policy
-        has none) that is trusted only to say "valid" (see policy.fastschema); None if unavailable."""
+    def fast_valid(self, name: str) -> Callable[[Any], bool] | None:
+        """A compiled check of schema ``name`` that is trusted only to say "valid" (see
+        policy.fastschema); None if unavailable."""
         key = f"fast:{name}"
         if key not in self._cache:
             from .fastschema import fast_validator
 
-            self._cache[key] = fast_validator(schema if schema is not None else self.schema(name))
+            self._cache[key] = fast_validator(self.schema(name))
         return self._cache[key]  # type: ignore[no-any-return]
 
     def schema_errors(self, name: str, instance: Any) -> list[tuple[str, str]]:

@@ -44,10 +44,12 @@ def group_skill_files(paths: Iterable[str]) -> dict[SkillKey, list[str]]:
 def skill_findings(folder: Mapping[str, FileBlob], policy: Policy, *, name: str, category: str | None) -> list[Finding]:
     """Structure + security findings for one skill folder (``folder`` keyed by path inside it)."""
     base = skill_base(category, name)
+    from .fastschema import fast_validator
+
     schema = skill_schema(policy)
     structure = validate_skill({p: (b.mode, b.data) for p, b in folder.items()}, folder_name=name,
                                policy_skills=policy.section("skills"), category=category, schema=schema,
-                               is_valid=policy.fast_valid("skill", schema if schema is not None else default_skill_schema()))
+                               is_valid=policy.fast_valid("skill") if schema is not None else fast_validator(default_skill_schema()))
     out = list(structure)
     seen = {(f.rule, f.path) for f in out}
     flagged_modes = {f.path for f in out if f.rule in ("skill.symlink", "skill.submodule")}
