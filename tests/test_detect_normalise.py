@@ -96,9 +96,9 @@ def test_confusable_folding_visits_only_words_with_non_ascii(text: str) -> None:
     """The fast path (a regex that skips all-ASCII words) folds exactly as folding every word."""
     import re
 
-    from memrepo.detect.normalise import _fold_word, fold_confusables
+    from memrepo.detect.normalise import _fold, fold_confusables
 
-    assert fold_confusables(text) == (text if text.isascii() else re.sub(r"\S+", _fold_word, text))
+    assert fold_confusables(text) == (text if text.isascii() else re.sub(r"\S+", lambda m: _fold(m.group(0)), text))
 
 
 @given(st.lists(st.sampled_from(["the", "eht", "gur", "and", "qan", "you", "uoy", "ignore", "vtaber", "all", "a", "is",
@@ -107,9 +107,9 @@ def test_confusable_folding_visits_only_words_with_non_ascii(text: str) -> None:
 def test_transformed_scores_come_from_the_words(words: list[str], sep: str) -> None:
     """decoded_payloads scores rot13 and reversed text from the original's words (no transform of
     the whole text): the two must agree."""
-    from memrepo.detect.normalise import _COMMON_REVERSED, _COMMON_ROT13, _WORD_RE
+    from memrepo.detect.normalise import _COMMON_REVERSED, _COMMON_ROT13, _scored_words
 
     text = sep.join(words)
-    found = [w for w in _WORD_RE.findall(text.lower()) if len(w) >= 3]
+    found = _scored_words(text)
     assert n.language_score(n.rot13(text)) == sum(w in _COMMON_ROT13 for w in found)
     assert n.language_score(text[::-1]) == sum(w in _COMMON_REVERSED for w in found)

@@ -140,10 +140,6 @@ def fold_confusables(text: str) -> str:
 _NON_ASCII_RUN_RE = re.compile("[^\x00-\x7f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
 
 
-def _fold_word(m: re.Match[str]) -> str:
-    return _fold(m.group(0))
-
-
 def _fold(word: str) -> str:
     if not _NON_ASCII_LETTER_RE.search(word):
         return word
@@ -190,7 +186,12 @@ def language_score(text: str) -> int:
     """How many common words (English and attack vocabulary, some German, French, Spanish,
     Portuguese and Italian) of three letters or more the text holds: shorter ones turn up by chance
     in transformed text ("no" reversed is "on"; rot13 turns "-n" into "-a")."""
-    return sum(1 for w in _WORD_RE.findall(text.lower()) if len(w) >= 3 and w in _COMMON)
+    return sum(1 for w in _scored_words(text) if w in _COMMON)
+
+
+def _scored_words(text: str) -> list[str]:
+    """The words :func:`language_score` counts: lower-cased, three letters or more."""
+    return [w for w in _WORD_RE.findall(text.lower()) if len(w) >= 3]
 
 
 def invisible_chars(text: str) -> list[tuple[int, str]]:
@@ -346,7 +347,7 @@ def decoded_payloads(text: str) -> list[Variant]:
     head = base[: MAX_PAYLOAD_CHARS * 4]
     if _LETTER_RE.search(base):
         segments: list[tuple[str, int]] | None = None
-        words = [w for w in _WORD_RE.findall(head.lower()) if len(w) >= 3]
+        words = _scored_words(head)
         for step, fn, common in (("rot13", rot13, _COMMON_ROT13), ("reversed", _reverse, _COMMON_REVERSED)):
             # Words never span a segment boundary, so the segments' scores add up to the whole
             # text's: below 2 for the whole, no segment can read better. The transform of the whole
@@ -366,7 +367,7 @@ _SEGMENT_RE = re.compile(r"[\n:;.!?\"'`()]+")
 
 
 def _reads_better(candidate: str, original_score: int) -> bool:
-    """Keep a transform of a segment only when it reads clearly more like English than before."""
+    """Keep a transform of a segment only when it reads clearly more like language than before."""
     gained = language_score(candidate)
     return gained >= 2 and gained >= original_score + 2
 

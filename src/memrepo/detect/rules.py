@@ -252,7 +252,6 @@ class Feature(NamedTuple):
         return next(self.finditer(text_index(lowered)), None) is not None
 
 
-
 # (rule, its branches whose gates pass, the lower-cased start literals one of which every match of
 # those branches begins with, or None when some branch has no such literals)
 Plan = tuple[tuple[Rule, tuple[Branch, ...], "frozenset[str] | None"], ...]

@@ -112,8 +112,8 @@ def best_sentence(text: str, features: list[Feature], bonus: float = 0.0, *, nee
     Each feature runs once over the whole text; its matches are assigned to sentences by position.
     Features anchored at the sentence start (``^``) are run per sentence instead, only with their
     patterns whose required literals occur in the whole text. With ``floor``, None also when no
-    sentence can reach it (proved from the features' required literals, without running their
-    patterns): the scanner only needs sentences at its threshold."""
+    sentence can reach it (proved by :func:`_below` before any sentence is scored): the scanner
+    only needs sentences at its threshold."""
     lowered = unquoted_lower(text)
     index = text_index(lowered)
     # Sentences are blanked one by one (a sentence that is all quotation is kept whole even where
