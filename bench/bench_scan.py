@@ -38,8 +38,11 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "heldout9.jsonl": "72.0% / 3.3%",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
-          "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%"}
+          "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",
+          "extra_i.jsonl": "46.7% / 14.3%", "extra_j.jsonl": "81.9% / 12.4%", "extra_k.jsonl": "59.0% / 8.1%",
+          "extra_l.jsonl": "91.0% / 25.7%"}
 TRAIN = ROOT / "bench" / "detector_train.jsonl"
+MEMORIES = ROOT / "bench" / "recall_entries.jsonl"  # everyday memory entries (the recall bench's), all benign
 BASE_CMD = "import memrepo.model.entry"
 SCAN_CMD = "from memrepo.detect import default_scanner; default_scanner().scan_text('User prefers concise responses')"
 
@@ -71,7 +74,9 @@ def load(path: Path) -> list[dict[str, str]]:
 
 
 def entries_1kb(records: list[dict[str, str]], n: int) -> list[str]:
-    """n texts of ~1 KB built from the corpus's benign records (the common case on every write)."""
+    """n texts of ~1 KB built from the corpus's benign records (the common case on every write).
+    The dev corpus's benign texts are near-attacks (memories about curl, tokens, system prompts),
+    the scanner's slowest case; MEMORIES gives everyday entries."""
     benign = [r["text"] for r in records if r["label"] == "benign"] or [r["text"] for r in records]
     out = []
     for i in range(n):
@@ -152,6 +157,9 @@ def main() -> None:
     hermes = median_ms(hermes_blocks, texts)
     ours_wall = median_ms(scanner.scan_text, texts, clock=time.perf_counter)
     hermes_wall = median_ms(hermes_blocks, texts, clock=time.perf_counter)
+    memories = entries_1kb([{**r, "label": "benign"} for r in load(MEMORIES)], args.entries) if MEMORIES.exists() else []
+    ours_mem = median_ms(scanner.scan_text, memories) if memories else 0.0
+    hermes_mem = median_ms(hermes_blocks, memories) if memories else 0.0
     attack_texts = [r["text"] for r in records if r["label"] == "attack"]
     ours_attacks = median_ms(scanner.scan_text, attack_texts) if attack_texts else 0.0
 
@@ -160,6 +168,11 @@ def main() -> None:
     print(f"  memrepo scanner     {ours:8.3f} ms  {ours_wall:8.3f} ms")
     print(f"  hermes-style regex  {hermes:8.3f} ms  {hermes_wall:8.3f} ms")
     print(f"  ratio               {ours / hermes if hermes else float('inf'):8.1f} x")
+    if memories:
+        print(f"median CPU time per 1 KB of everyday memory entries ({MEMORIES.name}, {len(memories)} entries):")
+        print(f"  memrepo scanner     {ours_mem:8.3f} ms")
+        print(f"  hermes-style regex  {hermes_mem:8.3f} ms")
+        print(f"  ratio               {ours_mem / hermes_mem if hermes_mem else float('inf'):8.1f} x")
     print(f"median scan time per corpus attack text (short): memrepo {ours_attacks:.3f} ms")
     corpora = (("dev corpus", args.corpus), ("own corpus", OWN), ("held-out 2 (tuned on)", HELDOUT2),
                ("held-out 3 (tuned on)", HELDOUT3), ("held-out 4 (tuned on)", HELDOUT4),
