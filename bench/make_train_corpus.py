@@ -14,7 +14,11 @@ together with train_detector.py --top 20000); their full-scanner rates are no lo
 bench/train_extra/extra_*.jsonl were written for training only, by authors who read neither the
 detector nor any corpus: extra_a coding agents and DevOps; extra_b personal and business assistants
 (indirect injections from mail, pages, documents); extra_c browsing, research and multi-agent
-pipelines; extra_d languages other than English; extra_e the hardest cases on both sides.
+pipelines; extra_d languages other than English; extra_e the hardest cases on both sides; extra_f
+MEMORY.md-shaped entries; extra_g long notes; extra_h tool output; extra_i preference- and fact-shaped
+poisoning in assistant memories; extra_j coding agents' files (READMEs, CI logs, agent instruction
+files); extra_k non-English and mixed-language text; extra_l web pages and tool output summarised
+into memory. Each was measured once by the scanner of its day before it joined (bench/bench_scan.py).
 DOMAIN_BENIGN / DOMAIN_ATTACKS (below) are hand-written agent-domain texts (support, finance, HR,
 sales, calendars, research, ops): owner facts and standing instructions that use attack vocabulary,
 and subtle policy-shaped attacks. Never add heldout7.jsonl or later held-out sets, nor the shared

@@ -1,9 +1,12 @@
 """Train the learned layer of the detector and write policies/models/injection.json.
 
 A logistic regression (L2, balanced classes, L-BFGS) over the binary features of
-memrepo.detect.classifier (words, word bigrams, character 4-grams of the normalised text). The
-threshold is chosen on out-of-fold probabilities (5 folds) so that the whole scanner (rules OR
-classifier) stays under --max-fa false alarms on the training benign texts; then the model is
+memrepo.detect.classifier (words, word bigrams, character 4-grams of the normalised text). Examples:
+each row's whole text (and its decoded payloads) and every window of a benign row (the scanner
+judges a text by its best window of one or two sentences, so each benign window is a chance of a
+false alarm). The threshold is chosen on out-of-fold scores (one fold per source family), each
+row scored as the scanner scores it, by its best window, so that the whole scanner (rules OR
+classifier) stays under the false-alarm budget on the training benign texts; then the model is
 refit on everything and cut to the --top weights of largest magnitude.
 
 numpy and scipy are needed here only; inference in memrepo is pure Python.
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +59,21 @@ def examples(rows: list[dict[str, str]]) -> tuple[list[set[str]], list[int], lis
     return feats, labels, src
 
 
+def window_bags(rows: list[dict[str, str]]) -> list[list[set[str]]]:
+    """Per row, the feature sets of every window the scanner scores (one sentence or two
+    consecutive ones, of the normalised text and of each decoded payload): a row is judged by its
+    best window, so that is what training and the out-of-fold estimate look at."""
+    bags = []
+    for r in rows:
+        bag: list[set[str]] = []
+        for t in [normalised(r["text"]), *(normalised(p.text) for p in decoded_payloads(r["text"]))]:
+            sents = [clf.features(s) for _, s in clf.windows(clf.prepare(t))]
+            bag.extend(sents)
+            bag.extend(a | b for a, b in pairwise(sents))
+        bags.append(bag or [set()])
+    return bags
+
+
 def _family(row_id: str) -> int:
     prefixes = ("t", "hw-", "corpus-", "holdout-", "mem", "heldout2-", "heldout3-", "heldout4-", "dom-", "heldout5-", "heldout6-")
     for k, prefix in enumerate(prefixes):
@@ -76,7 +95,7 @@ def matrix(feats: list[set[str]], vocab: dict[str, int]) -> sparse.csr_matrix:
     return sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(feats), len(vocab)))
 
 
-def fit(x: sparse.csr_matrix, y: np.ndarray, c: float) -> tuple[np.ndarray, float]:
+def fit(x: sparse.csr_matrix, y: np.ndarray, c: float, init: np.ndarray | None = None) -> tuple[np.ndarray, float]:
     pos = y.sum()
     sw = np.where(y == 1, len(y) / (2 * pos), len(y) / (2 * (len(y) - pos)))
 
@@ -90,18 +109,46 @@ def fit(x: sparse.csr_matrix, y: np.ndarray, c: float) -> tuple[np.ndarray, floa
         grad_w = x.T @ g + w / c
         return ll + 0.5 * np.dot(w, w) / c, np.append(grad_w, g.sum())
 
-    res = minimize(loss, np.zeros(x.shape[1] + 1), jac=True, method="L-BFGS-B", options={"maxiter": 500})
+    res = minimize(loss, np.zeros(x.shape[1] + 1) if init is None else init, jac=True, method="L-BFGS-B", options={"maxiter": 500})
     return res.x[:-1], float(res.x[-1])
+
+
+class Windows:
+    """Every row's windows as one matrix (rows' windows contiguous). A benign row's label belongs to
+    each of its windows; an attack row's to at least one, which one is unknown: attacks stay whole
+    texts (a multiple-instance variant that added each attack row's best window as a positive, two
+    rounds, measured 68.9% vs 69.0% out of fold: no gain, not kept)."""
+
+    def __init__(self, bags: list[list[set[str]]], vocab: dict[str, int]) -> None:
+        self.x = matrix([fs for bag in bags for fs in bag], vocab)
+        sizes = np.array([len(bag) for bag in bags])
+        self.starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        self.row = np.repeat(np.arange(len(bags)), sizes)
+
+    def row_logits(self, w: np.ndarray, b: float) -> np.ndarray:
+        """Each row's best window logit: what the scanner compares with its threshold."""
+        return np.maximum.reduceat(self.x @ w + b, self.starts)
+
+    def fit(self, x: sparse.csr_matrix, y: np.ndarray, ex_row: np.ndarray, row_y: np.ndarray, rows: np.ndarray,
+            c: float, neg_windows: bool = True) -> tuple[np.ndarray, float]:
+        """Fit on ``rows`` (a mask): whole-text examples ``x`` (of rows ``ex_row``) and, with
+        ``neg_windows``, every window of the benign rows as a negative example."""
+        ex = rows[ex_row]
+        neg = rows[self.row] & ~row_y[self.row] & neg_windows
+        return fit(sparse.vstack([x[ex], self.x[neg]]).tocsr(), np.concatenate([y[ex], np.zeros(int(neg.sum()))]), c)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--c", type=float, default=1.0, help="inverse L2 strength")
+    # 3, not 1: out of fold (best windows, extra_a..l) c=0.3 68.6%, c=1 68.9%, c=3 69.9% at the same budget
+    ap.add_argument("--c", type=float, default=3.0, help="inverse L2 strength")
     # 20000, not 6000: hold-one-corpus-out over heldout2-6 (each left out in turn) put the classifier-alone
     # AUC at 0.921 mean with 6000 weights, 0.932 with 20000 and 0.933 with all (~same); the cut only
     # dropped small weights that still carried signal on unseen phrasings.
     ap.add_argument("--top", type=int, default=10000, help="weights kept (largest magnitude; 20,000 gains ~0.002 AUC but triples the start-up parse)")
     ap.add_argument("--min-df", type=int, default=2)
+    ap.add_argument("--neg-windows", action=argparse.BooleanOptionalAction, default=True,
+                    help="every window of a benign row is a negative example (the scanner judges each window)")
     ap.add_argument("--folds", choices=["source", "random"], default="source")
     # 1.5%, not 1%: benign template rows (bench/make_train_corpus.py) are held out as one block, so a
     # template family the other folds never saw counts dozens of times; at 1% the lockdown/setup
@@ -111,12 +158,20 @@ def main() -> None:
     # heldout2-6, full scanner pooled: 1.75% gave 84.4% detection at 3.7% false alarms, 2% 86.3% at 4.7%
     # (one alarm per two detections), the old recipe at 1.5% 84.0% at 4.4%.
     ap.add_argument("--max-fa", type=float, default=0.0175, help="scanner false-alarm budget on out-of-fold training benign")
-    ap.add_argument("--max-added-fa", type=float, default=0.005,
+    # 2.5%, not 0.5%, since rows are scored by their best window as the scanner scores them (whole
+    # texts, scored before, understated benign rows' scores: the old p 0.975 sat near 6% out of fold,
+    # not the 2.5% it was chosen for). At 0.5% the threshold rose to p 0.998; on the three held-out
+    # sets never trained on (heldout7-9, measured before, hence no longer unseen) detection fell from
+    # 75.6% to 64.9% while false alarms fell only from 4.2% to 3.3%: the out-of-fold budget is spent on
+    # the hard benign families (long notes, coding files, web pages), where the rules alone
+    # false-alarm on ~10%.
+    ap.add_argument("--max-added-fa", type=float, default=0.025,
                     help="when the rules alone exceed --max-fa: the classifier may add this much on top of their false alarms")
     ap.add_argument("--veto-max", type=float, default=VETO_MAX,
                     help="highest veto probability allowed (0 turns the veto off): below it the classifier demotes "
                          "pattern hits of scan.model_veto categories, so a high veto excuses real attacks")
     ap.add_argument("--out", type=Path, default=OUT, help="where to write the model")
+    ap.add_argument("--save-oof", type=Path, help="write each row's out-of-fold best-window logit here (JSON), for comparisons")
     args = ap.parse_args()
     t0 = time.time()
     rows = [json.loads(line) for line in TRAIN.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -135,12 +190,16 @@ def main() -> None:
     # estimates new phrasings better than random folds over template-made rows would.
     fold_of_row = np.array([_family(r["id"]) for r in rows]) if args.folds == "source" else \
         np.random.default_rng(7).integers(0, 5, size=len(rows))
-    fold = fold_of_row[np.array(src)]
-    oof = np.zeros(len(y))
-    for k in sorted(set(fold.tolist())):
-        tr, te = fold != k, fold == k
-        w, b = fit(x[tr], y[tr], args.c)
-        oof[te] = x[te] @ w + b
+    row_y = np.array([r["label"] == "attack" for r in rows])
+    wins = Windows(window_bags(rows), vocab)
+    ex_row = np.array(src)
+    row_logit = np.zeros(len(rows))
+    for k in sorted(set(fold_of_row.tolist())):
+        w, b = wins.fit(x, y, ex_row, row_y, fold_of_row != k, args.c, args.neg_windows)
+        te = fold_of_row == k
+        row_logit[te] = wins.row_logits(w, b)[te]
+    if args.save_oof:
+        args.save_oof.write_text(json.dumps({r["id"]: float(z) for r, z in zip(rows, row_logit)}))
     # Rules (without the classifier) on each training row: "hard" findings always block, "soft" ones
     # (veto categories, raw text) block unless the classifier is confident the text is benign.
     from memrepo.resources import default_policy_files
@@ -158,10 +217,6 @@ def main() -> None:
             else:
                 hard[i] = True
     rule_hit = hard | soft
-    row_logit = np.full(len(rows), -np.inf)
-    for z, i in zip(oof, src):
-        row_logit[i] = max(row_logit[i], z)
-    row_y = np.array([r["label"] == "attack" for r in rows])
     for i in np.flatnonzero(rule_hit & ~row_y):
         print(f"  rules' false alarm on training benign: {rows[i]['id']}: {rows[i]['text'][:100]}")
     # The budget: --max-fa, or the rules' own false alarms plus --max-added-fa when the rules alone
@@ -185,7 +240,7 @@ def main() -> None:
     print(f"out-of-fold: rules alone detect {rule_hit[row_y].mean():.1%} at {rule_hit[~row_y].mean():.1%} false alarms; "
           f"with classifier (logit >= {t_logit:.2f}, veto below {veto_logit:.2f}) {det:.1%} at {fa:.1%} (budget {budget:.1%})")
 
-    w, b = fit(x, y, args.c)
+    w, b = wins.fit(x, y, ex_row, row_y, np.ones(len(rows), dtype=bool), args.c, args.neg_windows)
     order = np.argsort(-np.abs(w))[: args.top]
     names = sorted(vocab, key=vocab.__getitem__)
     weights = {names[j]: round(float(w[j]), 4) for j in sorted(order) if abs(w[j]) >= 1e-4}
