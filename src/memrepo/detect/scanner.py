@@ -290,9 +290,7 @@ def _first_match(rule: Rule, text: str, index: TextIndex, branches: tuple[Branch
         if i > 8:
             break
         if rule.unless is not None:
-            start = max(text.rfind(".", 0, m.start()), text.rfind("\n", 0, m.start())) + 1
-            end_candidates = [e for e in (text.find(".", m.end()), text.find("\n", m.end())) if e >= 0]
-            end = min(end_candidates) if end_candidates else len(text)
+            start, end = _sentence_around(text, m.start(), m.end())
             if rule.unless.search(text, start, end):
                 continue
         if skip is not None and skip(m):
@@ -331,6 +329,20 @@ class QuotedExamples(NamedTuple):
 @lru_cache(maxsize=4)
 def _compiled_cues(source: str) -> re.Pattern[str]:
     return re.compile(source, re.IGNORECASE)
+
+
+# A sentence ends at a newline or at . ! ? followed by a space or the end: not at the dots of
+# "raw.githubusercontent.com", ".env" or "3.11".
+_SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)|\n")
+
+
+def _sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span of the sentence(s) holding ``text[start:end]``: where a rule's ``unless`` is looked for."""
+    begin = 0
+    for m in _SENTENCE_END_RE.finditer(text, 0, start):
+        begin = m.end()
+    stop = _SENTENCE_END_RE.search(text, end)
+    return begin, stop.start() if stop else len(text)
 
 
 MIN_OUTSIDE_CHARS = 12  # a text that is all quotation (or nearly) is not a note about one
