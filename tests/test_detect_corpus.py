@@ -98,13 +98,14 @@ def test_tuned_heldout_sets(name: str, unseen: str) -> None:
 
 @pytest.mark.parametrize("name,detection,false_alarms", [("heldout5.jsonl", 0.72, 0.05), ("heldout6.jsonl", 0.68, 0.08),
                                                          ("heldout7.jsonl", 0.64, 0.04), ("heldout8.jsonl", 0.80, 0.09),
-                                                         ("heldout9.jsonl", 0.69, 0.05), ("heldout10.jsonl", 0.91, 0.09)])
+                                                         ("heldout9.jsonl", 0.69, 0.05), ("heldout10.jsonl", 0.91, 0.09),
+                                                         ("heldout11.jsonl", 0.83, 0.09)])
 def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -> None:
     """Subtle, cross-domain corpora by other authors who read neither the detector nor each other.
     Measured while unseen: heldout5 57.3% at 13.3%, heldout6 60.0% at 10.7%, heldout7 61.3% at
     6.0%, heldout8 87.3% at 13.3% (a more eager classifier), heldout9 72.0% at 3.3%, heldout10
-    94.0% at 7.3% (the scanner of its day each). heldout5 was tuned on and 5 and 6 are training
-    data of the learned layer; 7-10 are neither. Short of the 90% at 2% goal (false alarms);
+    94.0% at 7.3%, heldout11 86.0% at 6.7% (the scanner of its day each). heldout5 was tuned on and 5 and 6 are training
+    data of the learned layer; 7-11 are neither. Short of the 90% at 2% goal (false alarms);
     these floors only guard against regressions."""
     r = evaluate(_load(DATA / name), default_scanner())
     assert r["detection_rate"] >= detection, r["misses"]
