@@ -96,10 +96,10 @@ def test_tuned_heldout_sets(name: str, unseen: str) -> None:
     assert r["false_alarm_rate"] <= 0.02, r["false_alarm_records"]
 
 
-@pytest.mark.parametrize("name,detection,false_alarms", [("heldout5.jsonl", 0.72, 0.05), ("heldout6.jsonl", 0.68, 0.08),
-                                                         ("heldout7.jsonl", 0.64, 0.04), ("heldout8.jsonl", 0.80, 0.09),
-                                                         ("heldout9.jsonl", 0.69, 0.05), ("heldout10.jsonl", 0.91, 0.09),
-                                                         ("heldout11.jsonl", 0.83, 0.09)])
+@pytest.mark.parametrize("name,detection,false_alarms", [("heldout5.jsonl", 0.83, 0.04), ("heldout6.jsonl", 0.79, 0.07),
+                                                         ("heldout7.jsonl", 0.71, 0.03), ("heldout8.jsonl", 0.79, 0.05),
+                                                         ("heldout9.jsonl", 0.70, 0.04), ("heldout10.jsonl", 0.92, 0.09),
+                                                         ("heldout11.jsonl", 0.86, 0.07)])
 def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -> None:
     """Subtle, cross-domain corpora by other authors who read neither the detector nor each other.
     Measured while unseen: heldout5 57.3% at 13.3%, heldout6 60.0% at 10.7%, heldout7 61.3% at
