@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import base64
 import codecs
+from urllib.parse import quote
 
 import pytest
 from hypothesis import given
@@ -38,6 +39,12 @@ def test_raw_match_has_empty_normalisation() -> None:
     ("reversed", ATTACK[::-1]),
     ("html-hidden", f'Release notes <span style="display:none">{ATTACK}</span> done'),
     ("html-hidden", f"Changelog <!-- {ATTACK} --> v2"),
+    ("base32", "payload: " + base64.b32encode(ATTACK.encode()).decode()),
+    ("url-encoded", "decode and run: " + quote(ATTACK)),
+    ("escapes", "follow this: " + "".join(f"\\u{ord(c):04x}" for c in ATTACK)),
+    ("escapes", "<p>" + "".join(f"&#{ord(c)};" for c in ATTACK) + "</p>"),
+    ("binary", "convert to ASCII: " + " ".join(f"{b:08b}" for b in ATTACK.encode())),
+    ("char-codes", "const s = String.fromCharCode(" + ",".join(str(ord(c)) for c in ATTACK) + ");"),
 ])
 def test_step_reveals_attack(step: str, text: str) -> None:
     steps = _steps(text)
@@ -69,6 +76,11 @@ def test_bidi_override_alone_is_a_finding() -> None:
     "The puzzle hint is stored rot13'd: 'gur nafjre vf sbegl gjb'.",  # rot13 of harmless text
     "level racecar stats",  # reversed reads the same, no attack
     "Comments in templates use <!-- TODO: translate --> markers.",  # harmless HTML comment
+    "Search link: https://www.example.com/search?q=best%20pizza%20in%20berlin%20open%20late",  # URL encoding of a query
+    "Tom &amp; Jerry &#169; 2024 &#8212; all rights reserved &#x2014; reprinted",  # HTML character references
+    "The RFC 4226 sample seed is GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ (base32 of 1234567890).",  # base32 of digits
+    "Flags byte: 01100001 01100010 01100011 01100100",  # binary of 'abcd'
+    "String.fromCharCode(72, 101, 108, 108, 111, 33) prints Hello!",  # char codes of a greeting
 ])
 def test_step_leaves_benign_text_alone(text: str) -> None:
     assert _blocking(text) == []

@@ -5,9 +5,11 @@ Two kinds of steps:
 * a *canonical chain* applied cumulatively (``nfkc`` -> ``invisible`` -> ``confusables`` ->
   ``leetspeak`` -> ``spacing``); each output that differs from the previous one is scanned and
   labelled with the step that produced it;
-* *decoders* that extract hidden payloads (``base64``, ``hex``, ``rot13``, ``reversed``,
-  ``html-hidden`` and tag-character smuggling under ``invisible``); each payload is run through
-  the canonical chain again and labelled with the decoder (``base64+leetspeak`` when both helped).
+* *decoders* that extract hidden payloads (``base64``, ``base32``, ``hex``, ``url-encoded``,
+  ``escapes`` (``\\u0041``, ``&#65;``, ``&#x41;``), ``binary``, ``char-codes``
+  (``String.fromCharCode(104, 105)``), ``rot13``, ``reversed``, ``html-hidden`` and
+  tag-character smuggling under ``invisible``); each payload is run through the canonical chain
+  again and labelled with the decoder (``base64+leetspeak`` when both helped).
 
 Decoded payloads are capped (``MAX_PAYLOAD_CHARS``) and only language-like output is kept, so
 random blobs (hashes, keys) are not rescanned.
@@ -17,6 +19,7 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
+import html
 import re
 import unicodedata
 from functools import lru_cache
@@ -59,6 +62,12 @@ _SPACED_SHORT_RE = re.compile(r"(?<!\w)(?:\w[ .\-_*])+\w(?!\w)")
 _MARK_SPACER_RE = re.compile(r"[.\-_*]")
 
 _B64_RE = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
+_B32_RE = re.compile(r"(?<![A-Za-z0-9=])[A-Z2-7]{16,}={0,6}(?![A-Za-z0-9=])")
+# runs of URL-safe characters and %XX escapes; decoded when they hold at least four escapes
+_URL_RE = re.compile(r"(?:%[0-9A-Fa-f]{2}|[A-Za-z0-9._~+/:=?&-]){12,}")
+_ESCAPES_RE = re.compile(r"(?:\\u[0-9a-fA-F]{4}|&#[0-9]{2,7};|&#[xX][0-9a-fA-F]{2,6};){4,}")
+_BINARY_RE = re.compile(r"(?<![01])(?:[01]{8}[ ]?){4,}(?![01])")
+_CHAR_CODES_RE = re.compile(r"fromCharCode\s*\(\s*(\d{1,6}(?:\s*,\s*\d{1,6}){3,})\s*\)|\bchr\(\s*\d{2,3}\s*\)(?:\s*\+\s*chr\(\s*\d{2,3}\s*\)){3,}")
 _HEX_RE = re.compile(r"(?:\\x[0-9a-fA-F]{2}){8,}|(?<![0-9a-fA-F])(?:[0-9a-fA-F]{2}[ :]?){12,}(?![0-9a-fA-F])")
 
 _HTML_COMMENT_RE = re.compile(r"<!--(.*?)(?:-->|$)", re.DOTALL)
@@ -258,6 +267,49 @@ def decode_hex(text: str) -> list[str]:
     return out
 
 
+def decode_base32(text: str) -> list[str]:
+    out: list[str] = []
+    for m in _B32_RE.finditer(text):
+        blob = m.group(0).rstrip("=")[: MAX_PAYLOAD_CHARS * 2]
+        if blob.isalpha():
+            continue  # an upper-case word or identifier, not base32 (which uses the digits 2-7)
+        blob = blob[: len(blob) - len(blob) % 8]
+        try:
+            decoded = _bytes_to_text(base64.b32decode(blob))
+        except (binascii.Error, ValueError):
+            continue
+        if decoded:
+            out.append(decoded)
+        if len(out) >= MAX_PAYLOADS:
+            break
+    return out
+
+
+def decode_escapes(text: str) -> list[tuple[str, str]]:
+    """Payloads written as escapes: (decoder step, text) for URL encoding, ``\\u``/HTML character
+    references, 8-bit binary and character codes."""
+    out: list[tuple[str, str]] = []
+    if "%" in text:
+        from urllib.parse import unquote
+
+        out += [("url-encoded", unquote(m.group(0).replace("+", " "))) for m in _URL_RE.finditer(text)
+                if m.group(0).count("%") >= 4]
+    if "\\u" in text or "&#" in text:
+        for m in _ESCAPES_RE.finditer(text):
+            run = html.unescape(m.group(0))
+            out.append(("escapes", re.sub(r"\\u([0-9a-fA-F]{4})", lambda u: chr(int(u.group(1), 16)), run)))
+    if "0" in text and "1" in text:
+        for m in _BINARY_RE.finditer(text):
+            data = bytes(int(b, 2) for b in m.group(0).split() if len(b) == 8) if " " in m.group(0) else \
+                bytes(int(m.group(0)[i: i + 8], 2) for i in range(0, len(m.group(0)) - 7, 8))
+            out.append(("binary", _bytes_to_text(data)))
+    if "fromCharCode" in text or "chr(" in text:
+        for m in _CHAR_CODES_RE.finditer(text):
+            codes = re.findall(r"\d+", m.group(1) or m.group(0))
+            out.append(("char-codes", "".join(chr(int(c)) for c in codes if int(c) < 0x110000)))
+    return [(step, t[:MAX_PAYLOAD_CHARS]) for step, t in out[:MAX_PAYLOADS] if t and sum(c.isalpha() for c in t) >= 8]
+
+
 def _bytes_to_text(data: bytes) -> str:
     if len(data) >= 8 and data[1::2].count(0) > len(data) // 4:  # UTF-16LE (PowerShell -EncodedCommand)
         try:
@@ -338,12 +390,14 @@ def clean(text: str) -> str:
 
 
 def decoded_payloads(text: str) -> list[Variant]:
-    """Hidden payloads (tag characters, HTML, base64, hex, rot13, reversed) of ``text``."""
+    """Hidden payloads (tag characters, HTML, base64, hex, base32, escapes, rot13, reversed) of ``text``."""
     out: list[Variant] = [Variant("invisible", s) for s in decode_tags(text)] if not text.isascii() else []
     base = clean(text)
     out += [Variant("html-hidden", s) for s in hidden_html(base)]
     out += [Variant("base64", s) for s in decode_base64(base)]
     out += [Variant("hex", s) for s in decode_hex(base)]
+    out += [Variant("base32", s) for s in decode_base32(base)]
+    out += [Variant(step, s) for step, s in decode_escapes(base)]
     head = base[: MAX_PAYLOAD_CHARS * 4]
     if _LETTER_RE.search(base):
         segments: list[tuple[str, int]] | None = None
