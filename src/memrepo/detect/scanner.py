@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 DEFAULT_THRESHOLD = 6.0
 MAX_DEPTH = 2  # payload inside payload (e.g. base64 inside a hidden HTML comment)
 _HIDING_STEPS = {"rot13": "in rot13", "reversed": "backwards"}
+MIN_VETO_FEATURES = 8  # a low probability from fewer known features is ignorance, not confidence
 MIN_HIDDEN_WORDS = 5  # a decoded run this long is a sentence, not a coincidence
 MIN_CLASSIFIER_TOKENS = 5  # the learned layer alone never blocks a text shorter than this
 
@@ -131,7 +132,9 @@ class Scanner:
         if any(not f.excerpt or f.excerpt.lower() not in seen for k, f in found.items() if k in soft):
             return  # a match the classifier never saw (inside quotation marks it blanks) is not its to excuse
         verdict = model.best_window(judged)
-        p = verdict.probability if verdict else 0.0
+        if verdict is None or len(verdict.features) < MIN_VETO_FEATURES:
+            return  # the model knows too few of these words (often: a language it was not trained on) to excuse anything
+        p = verdict.probability
         if p >= model.veto:
             return
         for k in soft:
