@@ -43,16 +43,18 @@ def normalised(text: str) -> str:
     return chain[-1].text if chain else text
 
 
+def row_texts(text: str, payloads: bool = True) -> list[str]:
+    """The normalised text and, with ``payloads``, each decoded payload normalised: what the scanner classifies."""
+    return [normalised(text), *(normalised(p.text) for p in decoded_payloads(text))] if payloads else [normalised(text)]
+
+
 def examples(rows: list[dict[str, str]]) -> tuple[list[set[str]], list[int], list[int]]:
     """Feature sets, labels and the source row of each example; decoded payloads of attacks count
     as extra attack examples (the scanner classifies payloads too)."""
     feats, labels, src = [], [], []
     for i, r in enumerate(rows):
         y = 1 if r["label"] == "attack" else 0
-        texts = [normalised(r["text"])]
-        if y:
-            texts += [normalised(p.text) for p in decoded_payloads(r["text"])]
-        for t in texts:
+        for t in row_texts(r["text"], payloads=bool(y)):
             feats.append(clf.features(clf.prepare(t)))
             labels.append(y)
             src.append(i)
@@ -66,7 +68,7 @@ def window_bags(rows: list[dict[str, str]]) -> list[list[set[str]]]:
     bags = []
     for r in rows:
         bag: list[set[str]] = []
-        for t in [normalised(r["text"]), *(normalised(p.text) for p in decoded_payloads(r["text"]))]:
+        for t in row_texts(r["text"]):
             sents = [clf.features(s) for _, s in clf.windows(clf.prepare(t))]
             bag.extend(sents)
             bag.extend(a | b for a, b in pairwise(sents))
