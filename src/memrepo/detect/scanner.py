@@ -334,9 +334,9 @@ def _compiled_cues(source: str) -> re.Pattern[str]:
     return re.compile(source, re.IGNORECASE)
 
 
-# A sentence ends at a newline or at . ! ? followed by a space or the end: not at the dots of
+# A sentence ends at a newline, at 。！？ or at . ! ? followed by a space or the end: not at the dots of
 # "raw.githubusercontent.com", ".env" or "3.11".
-_SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)|\n")
+_SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)|[。！？\n]")
 
 
 def _sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
