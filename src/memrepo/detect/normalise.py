@@ -300,9 +300,8 @@ def decode_escapes(text: str) -> list[tuple[str, str]]:
             out.append(("escapes", re.sub(r"\\u([0-9a-fA-F]{4})", lambda u: chr(int(u.group(1), 16)), run)))
     if "0" in text and "1" in text:
         for m in _BINARY_RE.finditer(text):
-            data = bytes(int(b, 2) for b in m.group(0).split() if len(b) == 8) if " " in m.group(0) else \
-                bytes(int(m.group(0)[i: i + 8], 2) for i in range(0, len(m.group(0)) - 7, 8))
-            out.append(("binary", _bytes_to_text(data)))
+            bits = m.group(0).replace(" ", "")  # whole bytes, spaced or not
+            out.append(("binary", _bytes_to_text(bytes(int(bits[i: i + 8], 2) for i in range(0, len(bits), 8)))))
     if "fromCharCode" in text or "chr(" in text:
         for m in _CHAR_CODES_RE.finditer(text):
             codes = re.findall(r"\d+", m.group(1) or m.group(0))
