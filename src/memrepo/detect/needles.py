@@ -38,18 +38,26 @@ class TextIndex:
     """A lower-cased text and, per NeedleIndex, the words of it found there (needles and pattern
     start literals) and the needle groups they make present: computed once, then looked up."""
 
-    __slots__ = ("lowered", "present", "words")
+    __slots__ = ("lowered", "present", "where", "words")
 
     def __init__(self, lowered: str) -> None:
         self.lowered = lowered
         self.words: dict[int, frozenset[str]] = {}  # by id(NeedleIndex)
+        self.where: dict[int, dict[str, list[int]]] = {}
         self.present: dict[int, frozenset[Group]] = {}
 
     def words_of(self, needle_index: NeedleIndex) -> frozenset[str]:
         """The words of ``needle_index`` that occur in this text."""
         found = self.words.get(id(needle_index))
         if found is None:
-            found = self.words[id(needle_index)] = needle_index.words_in(self.lowered)
+            found = self.words[id(needle_index)] = frozenset(self.where_of(needle_index))
+        return found
+
+    def where_of(self, needle_index: NeedleIndex) -> dict[str, list[int]]:
+        """Where each word of ``needle_index`` occurs in this text (start offsets, ascending)."""
+        found = self.where.get(id(needle_index))
+        if found is None:
+            found = self.where[id(needle_index)] = needle_index.locate(self.lowered)
         return found
 
     def groups_of(self, needle_index: NeedleIndex) -> frozenset[Group]:
@@ -84,17 +92,29 @@ class NeedleIndex:
 
             automaton = ahocorasick.Automaton()
             for word in sorted(self._starts.union(self.by_word)):
-                automaton.add_word(word, word)
+                automaton.add_word(word, (word, len(word) - 1))
             if len(automaton):
                 automaton.make_automaton()
             self._automaton = automaton
         return self._automaton
 
     def words_in(self, lowered: str) -> frozenset[str]:
+        return frozenset(self.locate(lowered))
+
+    def locate(self, lowered: str) -> dict[str, list[int]]:
+        """Each word found in ``lowered`` with its start offsets (one pass of the automaton)."""
         automaton = self._built()
+        where: dict[str, list[int]] = {}
         if not len(automaton):
-            return frozenset()
-        return frozenset([word for _, word in automaton.iter(lowered)])
+            return where
+        get = where.get
+        for end, (word, size) in automaton.iter(lowered):
+            starts = get(word)
+            if starts is None:
+                where[word] = [end - size]
+            else:
+                starts.append(end - size)
+        return where
 
     def present(self, index: TextIndex) -> frozenset[Group]:
         by_word = self.by_word

@@ -43,7 +43,7 @@ class Pattern:
 
     ``starts``: literals one of which begins every match (see needles.leading_literals)."""
 
-    __slots__ = ("_keyed", "flags", "owner", "source", "starts")
+    __slots__ = ("_keyed", "case_folded", "flags", "owner", "source", "starts")
 
     def __init__(self, source: str, flags: int = re.MULTILINE, starts: tuple[str, ...] = ()) -> None:
         self.source = source
@@ -51,6 +51,7 @@ class Pattern:
         self.starts = starts
         self.owner: NeedleIndex | None = None  # the index that holds its ASCII starts (lower-cased) as words
         self._keyed: tuple[dict[str, tuple[str, ...]], frozenset[str], tuple[str, ...]] | None = None
+        self.case_folded = False  # every ASCII start is lower-case (set by keyed())
 
     def keyed(self) -> tuple[dict[str, tuple[str, ...]], frozenset[str], tuple[str, ...]]:
         """ASCII starts by their lower-cased form (a start occurs in a text only if that form occurs
@@ -65,6 +66,7 @@ class Pattern:
                 else:
                     unkeyed.append(lit)
             self._keyed = ({k: tuple(v) for k, v in by_lower.items()}, frozenset(by_lower), tuple(unkeyed))
+            self.case_folded = all(v == [k] for k, v in by_lower.items())
         return self._keyed
 
     def may_start(self, index: TextIndex) -> bool:
@@ -84,16 +86,17 @@ class Pattern:
             hit = lower_starts.intersection(index.words_of(self.owner))
             if not hit and not unkeyed:
                 return []
+            if text is index.lowered and self.case_folded:
+                # the automaton already found each lower-cased literal: its offsets, no str.find
+                where = index.where_of(self.owner)
+                found_at = [i for k in hit for i in where[k]]
+                _find_all(text, unkeyed, found_at)
+                return sorted(set(found_at)) if len(hit) + len(unkeyed) > 1 else found_at
             lits = [lit for k in hit for lit in by_lower[k]]
             lits.extend(unkeyed)
-        found: set[int] = set()
-        find = text.find
-        for lit in lits:
-            i = find(lit)
-            while i >= 0:
-                found.add(i)
-                i = find(lit, i + 1)
-        return sorted(found)
+        found: list[int] = []
+        _find_all(text, lits, found)
+        return sorted(set(found))
 
     def finditer(self, text: str, index: TextIndex | None = None) -> Iterator[re.Match[str]]:
         """Like ``re.finditer``; with ``starts``, the regex is tried only where one occurs, which for
@@ -124,6 +127,16 @@ class Pattern:
 
     def search(self, text: str, pos: int = 0, endpos: int = 2**62) -> re.Match[str] | None:
         return self.rx.search(text, pos, endpos)
+
+
+def _find_all(text: str, literals: Iterable[str], into: list[int]) -> None:
+    """Append every offset (overlapping ones too) at which one of ``literals`` occurs in ``text``."""
+    find = text.find
+    for lit in literals:
+        i = find(lit)
+        while i >= 0:
+            into.append(i)
+            i = find(lit, i + 1)
 
 
 @cache

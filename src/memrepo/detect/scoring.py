@@ -127,21 +127,23 @@ def best_sentence(text: str, features: list[Feature], bonus: float = 0.0, *, nee
         return None
     starts = [s for s, _ in sentences]
     hits: list[set[str]] = [set() for _ in sentences]
-    parts: list[str] | None = None
-    for feat in features:
-        if feat.anchored:
-            live = live_branches(feat.branches, whole)
-            if not live:
-                continue
-            if parts is None:
-                parts = [drop_quoted(sentence.strip()).lower() for _, sentence in sentences]
-            for i, part in enumerate(parts):
-                if feat.name not in hits[i] and search_branches(live, part):
-                    hits[i].add(feat.name)
-            continue
-        for m in feat.finditer(index):
-            hits[bisect_right(starts, m.start()) - 1].add(feat.name)
     weights = {f.name: f.weight for f in features}
+    for feat in features:
+        if not feat.anchored:
+            for m in feat.finditer(index):
+                hits[bisect_right(starts, m.start()) - 1].add(feat.name)
+    anchored = [(f, live) for f in features if f.anchored and (live := live_branches(f.branches, whole))]
+    if anchored:
+        # Anchored features run per sentence: only on sentences that could still reach the floor
+        # with every one of them.
+        reach = bonus + sum(f.weight for f, _ in anchored if f.weight > 0)
+        todo = [i for i in range(len(sentences))
+                if floor is None or reach + sum(weights[n] for n in hits[i]) >= floor]
+        parts = {i: drop_quoted(sentences[i][1].strip()).lower() for i in todo}
+        for feat, live in anchored:
+            for i in todo:
+                if feat.name not in hits[i] and search_branches(live, parts[i]):
+                    hits[i].add(feat.name)
     order = [f.name for f in features]
     best: Scored | None = None
     for i, (start, sentence) in enumerate(sentences):
