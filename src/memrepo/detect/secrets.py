@@ -47,6 +47,10 @@ _PRECHECK = {"TelegramBotTokenDetector": re.compile(r"\d{8,10}:"),
 # Every token these plugins find holds a run of 20+ token characters; one cheap search skips them all.
 _LONG_TOKEN = re.compile(r"[A-Za-z0-9_+/=.:-]{20,}")
 _NO_LONG_TOKEN_NEEDED = {"BasicAuthDetector", "PrivateKeyDetector", "ArtifactoryDetector"}
+# A key header alone names a format ("look for -----BEGIN PRIVATE KEY-----"); a key has material after it
+# (PEM headers such as "Proc-Type: 4,ENCRYPTED" may come first).
+_NEEDS_BODY = {"PrivateKeyDetector"}
+_KEY_BODY = re.compile(r"[^\n]{0,40}\s*(?:[\w-]+: [^\n]*\s*)*[A-Za-z0-9+/=]{24,}")
 
 
 @lru_cache(maxsize=1)
@@ -83,7 +87,7 @@ def find_secrets(text: str) -> Iterator[tuple[str, str, re.Match[str]]]:
         if name in _NEEDLES and name not in wanted or name not in _NEEDLES and not long_token:
             continue
         m = rx.search(text)
-        if m:
+        if m and (name not in _NEEDS_BODY or _KEY_BODY.match(text, m.end())):
             yield secret_type, name, m
 
 
