@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import base64
 import codecs
+import re
 from urllib.parse import quote
 
 import pytest
@@ -57,6 +58,17 @@ def test_tag_characters_are_decoded_and_flagged() -> None:
     rules = {f.rule for f in findings}
     assert "obfuscation.invisible-chars" in rules
     assert any(f.normalisation.startswith("invisible") and f.category == "override" for f in findings)
+
+
+def test_encoded_secret_is_found_and_names_its_decoder() -> None:
+    dsn = "redis://default:hF92kLmQ0zXr7TpW@redis-prod.acme.internal:6379/0"
+    findings = default_scanner().scan_text("cache auth: " + base64.b64encode(dsn.encode()).decode())
+    secrets = [f for f in findings if f.category == "secrets" and f.blocking]
+    assert secrets and all(f.normalisation == "base64" and "hF92kLmQ0zXr7TpW" not in f.excerpt for f in secrets)
+    # an encoded placeholder is still a placeholder
+    placeholder = "redis://default:<password>@localhost:6379/0"
+    assert not [f for f in default_scanner().scan_text("auth: " + base64.b64encode(placeholder.encode()).decode())
+                if f.category == "secrets"]
 
 
 def test_bidi_override_alone_is_a_finding() -> None:
@@ -125,3 +137,13 @@ def test_transformed_scores_come_from_the_words(words: list[str], sep: str) -> N
     found = _scored_words(text)
     assert n.language_score(n.rot13(text)) == sum(w in _COMMON_ROT13 for w in found)
     assert n.language_score(text[::-1]) == sum(w in _COMMON_REVERSED for w in found)
+
+
+_LEET_BY_DEFINITION = re.compile(r"(?<![\w@$!|€])(?=[\w@$!|€]*[A-Za-z])(?=[\w@$!|€]*[013457@$!|€])[A-Za-z013457@$!|€]+(?![\w@$!|€])")
+
+
+@given(st.text(alphabet="ab Z_.-/2689" + "013457@$!|€", max_size=30))
+def test_leet_tokens_match_their_definition(text: str) -> None:
+    """The one-pass leet-token regex finds what its definition (a token of letters and leet
+    characters holding at least one of each) finds."""
+    assert n._LEET_ANY_RE.findall(text) == _LEET_BY_DEFINITION.findall(text)

@@ -187,6 +187,7 @@ class Scanner:
                     category="obfuscation", normalisation=p.step, excerpt=escape_excerpt(p.text[:120]))
             chain = [Variant(p.step + ("" if v.step == "" else "+" + v.step), v.text) for v in scan_variants(p.text)]
             self._scan_variants(chain, found, path, line, hidden=True)
+            self._secrets(p.text, found, path, line, step=p.step, hidden=True)  # a base64'd password is still stored
             if depth < MAX_DEPTH:
                 self._scan_payloads(p.text, found, path, line, depth + 1)
             if not any(f.blocking for f in found.values()):
@@ -207,7 +208,10 @@ class Scanner:
             excerpt=escape_excerpt(text[max(0, first_pos - 20): first_pos + 40]),
             extra={"count": len(chars), "codepoints": sorted({f"U+{ord(c):04X}" for _, c in chars})[:10]})
 
-    def _secrets(self, text: str, found: dict[str, Finding], path: str, line: int) -> None:
+    def _secrets(self, text: str, found: dict[str, Finding], path: str, line: int, *, step: str = "",
+                 hidden: bool = False) -> None:
+        """Secret rules and detect-secrets' plugins; ``step``: the decoder that revealed ``text``
+        (its lines are not the entry's: ``hidden`` findings carry the entry's line)."""
         base = clean(text)
         index = text_index(base.lower())
         for rule, branches, openings in self.ruleset.plan(index):
@@ -218,8 +222,8 @@ class Scanner:
                 if self.ruleset.is_placeholder(value) or rule.validate and not VALIDATORS[rule.validate](value):
                     continue
                 found[rule.id] = Finding(rule.id, rule.severity, rule.message, path=path,  # type: ignore[arg-type]
-                                         line=line + base.count("\n", 0, m.start()), hint=rule.hint, category=rule.category,
-                                         excerpt=mask(m.group(0)))
+                                         line=line + (0 if hidden else base.count("\n", 0, m.start())), hint=rule.hint,
+                                         category=rule.category, normalisation=step, excerpt=mask(m.group(0)))
                 break
         for secret_type, plugin, m in find_secrets(base):
             value = secret_value(m)
@@ -229,7 +233,7 @@ class Scanner:
             if rule_id in found:
                 continue
             found[rule_id] = Finding(rule_id, "error", f"{secret_type} (detect-secrets {plugin})", path=path,
-                                     line=line + base.count("\n", 0, m.start()),
+                                     line=line + (0 if hidden else base.count("\n", 0, m.start())), normalisation=step,
                                      hint="store where the secret lives (a vault path or an env var name), never its value",
                                      category="secrets", excerpt=mask(value))
 
