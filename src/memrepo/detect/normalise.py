@@ -84,6 +84,8 @@ _WORD_RE = re.compile(r"[a-z]+")
 # Common English words: a decoded or transformed text is kept only when it reads more like language.
 _COMMON = frozenset(
     ["the", "and", "you", "your", "all", "to", "of", "a", "in", "is", "it", "this", "that", "for", "be", "are", "with", "as", "on", "not", "or", "any", "now", "do", "from", "these", "those", "ignore", "instructions", "previous", "prior", "rules", "disregard", "forget", "obey", "follow", "system", "prompt", "send", "secrets", "tokens", "keys", "password", "passwords", "delete", "remove", "run", "execute", "user", "reply", "always", "never", "must", "reveal", "print", "data", "file", "files", "memory", "approve", "new", "task", "above", "please", "me", "my", "only", "read", "write", "email", "upload",
+     # the commands a hidden download-and-run spells ("phey -f uggcf://… | onfu")
+     "curl", "wget", "bash", "https", "http", "sudo", "chmod", "powershell",
      # German, French, Spanish, Portuguese, Italian: function words and the orders attacks give (ASCII spellings)
      "der", "die", "das", "und", "ist", "nicht", "alle", "auf", "mit", "sie", "bitte", "weiter", "den", "dem",
      "les", "des", "vous", "tous", "toutes", "pour", "avec", "sur", "est", "pas", "aux",
@@ -402,7 +404,7 @@ def decoded_payloads(text: str) -> list[Variant]:
     out += [Variant(step, s) for step, s in decode_escapes(base)]
     head = base[: MAX_PAYLOAD_CHARS * 4]
     if _LETTER_RE.search(base):
-        segments: list[tuple[str, int]] | None = None
+        segments: list[tuple[int, str, int]] | None = None
         words = _scored_words(head)
         for step, fn, common in (("rot13", rot13, _COMMON_ROT13), ("reversed", _reverse, _COMMON_REVERSED)):
             # Words never span a segment boundary, so the segments' scores add up to the whole
@@ -411,10 +413,14 @@ def decoded_payloads(text: str) -> list[Variant]:
             if sum(1 for w in words if w in common) < 2:
                 continue
             if segments is None:
-                segments = [(seg, language_score(seg)) for seg in _SEGMENT_RE.split(head)]
-            found = [t for seg, score in segments if _reads_better(t := fn(seg), score)]
-            if found:
-                out.append(Variant(step, "\n".join(found)))
+                segments = [(i, seg, language_score(seg)) for i, line in enumerate(head.split("\n"))
+                            for seg in _SEGMENT_RE.split(line)]
+            # A line holding a segment that reads better is transformed whole: the separators
+            # (":", ".", "/") survive both transforms, and a URL or a pipe spans segments.
+            lines = sorted({i for i, seg, score in segments if _reads_better(fn(seg), score)})
+            if lines:
+                split = head.split("\n")
+                out.append(Variant(step, "\n".join(fn(split[i]) for i in lines)))
     return out
 
 
