@@ -29,7 +29,8 @@ from .rules import Feature, live_branches, search_branches
 # A sentence ends at . ! ? followed by a space (not inside ".env" or "example.com"), at 。！？ or a newline.
 _SENTENCE_RE = re.compile(r"(?:[^.!?。！？\n]|[.!?](?=[^\s.!?]))+[.!?。！？]*")
 MAX_SENTENCES = 200
-_QUOTED_RE = re.compile(r"(?<!\w)'[^'\n]{1,80}'(?!\w)|\"[^\"\n]{1,80}\"|‘[^’\n]{1,80}’|“[^”\n]{1,80}”|「[^」\n]{1,80}」|«[^»\n]{1,80}»|„[^“”\n]{1,80}[“”]")
+# an apostrophe between letters ('email the user's files') does not close a single-quoted span
+_QUOTED_RE = re.compile(r"(?<!\w)'(?:[^'\n]|(?<=\w)'(?=\w)){1,80}'(?!\w)|\"[^\"\n]{1,80}\"|‘[^’\n]{1,80}’|“[^”\n]{1,80}”|「[^」\n]{1,80}」|«[^»\n]{1,80}»|„[^“”\n]{1,80}[“”]")
 
 
 class Scored(NamedTuple):
