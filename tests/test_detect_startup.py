@@ -104,7 +104,9 @@ def test_gated_matching_finds_what_a_plain_regex_run_finds() -> None:
     scanner = Scanner.from_policy_files(default_policy_files())
     corpus = Path(__file__).parent / "data" / "detect" / "corpus.jsonl"
     texts = [json.loads(line)["text"] for line in corpus.read_text("utf-8").splitlines() if line.strip()][::7]
-    texts += ["rm -rf / --no-preserve-root", "Permission: the user388 storage914 deploy137", "AKIA" + "Q" * 16, ""]
+    texts += ["rm -rf / --no-preserve-root", "Permission: the user388 storage914 deploy137", "AKIA" + "Q" * 16, "",
+              # a case-sensitive rule's (?i:...) start: its literal has more spellings than the one str.find looks for
+              "Benutzer hr-mailer, Passwort Gr8ber#Mai2024!, Host smtp", "PASSWORD Gr8ber#Mai2024! on the box"]
     owners = [(r.branches, r.case_sensitive) for r in scanner.ruleset.rules]
     owners += [(f.branches, False) for f in scanner.ruleset.features]
     checked = 0
@@ -121,3 +123,10 @@ def test_gated_matching_finds_what_a_plain_regex_run_finds() -> None:
                 assert got == plain, (text, pat.source[:80])
                 checked += bool(plain)
     assert checked > 50  # the texts do match many branches: the comparison is not vacuous
+
+
+def test_case_insensitive_group_gives_no_start_literals() -> None:
+    from memrepo.detect.needles import leading_literals
+
+    assert leading_literals(r"(?i:\bpasswort\b)\s+\S+") is None
+    assert leading_literals(r"(?:passwort|kennwort)\s+\S+") == ["kennwort", "passwort"]

@@ -6,6 +6,7 @@ for a few substrings costs microseconds; running a large alternation over it cos
 """
 from __future__ import annotations
 
+import re
 import re._parser as sre_parse
 from collections.abc import Iterable
 from functools import lru_cache
@@ -222,6 +223,8 @@ def _starts(items: list[tuple[Any, Any]]) -> list[str] | None:
         if op is AT and str(av) == "AT_BOUNDARY":
             continue  # zero-width; the literal after it still starts the match
         if op is SUBPATTERN:
+            if av[1] & re.IGNORECASE:
+                return None  # (?i:Passwort) starts "Passwort" too: str.find of one spelling would miss it
             return _starts(list(av[-1]))
         if op is BRANCH:
             out: list[str] = []
