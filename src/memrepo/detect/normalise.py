@@ -63,6 +63,7 @@ _LEET_ANY_RE = re.compile(r"(?<![\w@$!|€])(?:[A-Za-z]+[013457@$!|€]|[013457@
 _SPACED_RE = re.compile(r"(?<!\w)(?:\w[ .\-_*]){3,}\w(?!\w)")
 _SPACED_SHORT_RE = re.compile(r"(?<!\w)(?:\w[ .\-_*])+\w(?!\w)")
 _MARK_SPACER_RE = re.compile(r"[.\-_*]")
+_SPACED_ANY_RE = re.compile(r"(?<!\S)\S(?: \S)+(?!\S)")  # single characters, one space apart
 
 _B64_RE = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
 _B32_RE = re.compile(r"(?<![A-Za-z0-9=])[A-Z2-7]{16,}={0,6}(?![A-Za-z0-9=])")
@@ -181,6 +182,8 @@ def collapse_spacing(text: str) -> str:
     runs ("a l l") are joined too."""
     if not _SPACED_RE.search(text):
         return text
+    # symbols spaced out with the letters ("r m   - r f   / h o m e / *") are joined first
+    text = _SPACED_ANY_RE.sub(lambda m: m.group(0).replace(" ", ""), text)
     return _SPACED_SHORT_RE.sub(lambda m: _join_spaced(m.group(0)), text)
 
 
