@@ -99,9 +99,6 @@ class NeedleIndex:
             self._automaton = automaton
         return self._automaton
 
-    def words_in(self, lowered: str) -> frozenset[str]:
-        return frozenset(self.locate(lowered))
-
     def locate(self, lowered: str) -> dict[str, list[int]]:
         """Each word found in ``lowered`` with its start offsets (one pass of the automaton)."""
         automaton = self._built()

@@ -408,6 +408,7 @@ def decoded_payloads(text: str) -> list[Variant]:
     head = base[: MAX_PAYLOAD_CHARS * 4]
     if _LETTER_RE.search(base):
         segments: list[tuple[int, str, int]] | None = None
+        head_lines = head.split("\n")
         words = _scored_words(head)
         for step, fn, common in (("rot13", rot13, _COMMON_ROT13), ("reversed", _reverse, _COMMON_REVERSED)):
             # Words never span a segment boundary, so the segments' scores add up to the whole
@@ -416,14 +417,13 @@ def decoded_payloads(text: str) -> list[Variant]:
             if sum(1 for w in words if w in common) < 2:
                 continue
             if segments is None:
-                segments = [(i, seg, language_score(seg)) for i, line in enumerate(head.split("\n"))
+                segments = [(i, seg, language_score(seg)) for i, line in enumerate(head_lines)
                             for seg in _SEGMENT_RE.split(line)]
             # A line holding a segment that reads better is transformed whole: the separators
             # (":", ".", "/") survive both transforms, and a URL or a pipe spans segments.
             lines = sorted({i for i, seg, score in segments if _reads_better(fn(seg), score)})
             if lines:
-                split = head.split("\n")
-                out.append(Variant(step, "\n".join(fn(split[i]) for i in lines)))
+                out.append(Variant(step, "\n".join(fn(head_lines[i]) for i in lines)))
     return out
 
 
