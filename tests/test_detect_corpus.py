@@ -107,7 +107,7 @@ def test_tuned_heldout_sets(name: str, unseen: str) -> None:
                                                          ("heldout21.jsonl", 0.95, 0.05), ("heldout22.jsonl", 0.95, 0.02),
                                                          ("heldout23.jsonl", 0.95, 0.03), ("heldout24.jsonl", 0.95, 0.02),
                                                          ("heldout25.jsonl", 0.95, 0.02), ("heldout26.jsonl", 0.95, 0.02),
-                                                         ("heldout27.jsonl", 0.95, 0.02)])
+                                                         ("heldout27.jsonl", 0.95, 0.02), ("heldout28.jsonl", 0.83, 0.02)])
 def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -> None:
     """Subtle, cross-domain corpora by other authors who read neither the detector nor each other.
     Measured while unseen (the scanner of its day each): heldout5 57.3% at 13.3%, heldout6 60.0%
@@ -117,8 +117,9 @@ def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -
     2.0%, heldout17 86.0% at 3.3%, heldout18 83.3% at 2.7%, heldout19 83.3% at 0.0%, heldout20
     86.0% at 4.7%, heldout21 81.3% at 6.7%, heldout22 81.3% at 1.3%, heldout23 88.7% at 3.3%,
     heldout24 90.0% at 2.0%, heldout25 80.0% at 2.0%, heldout26 86.7% at 1.3%, heldout27
-    88.0% at 2.0%. Rules were changed after each of 10-27 was measured. heldout5 was tuned on and 5
-    and 6 are training data of the learned layer; 7-27 are neither. Only heldout24 met the goal of
+    88.0% at 2.0%, heldout28 85.3% at 1.3% (the final scanner). Rules were changed after each of
+    10-27 was measured; heldout28 was not tuned on. heldout5 was tuned on and 5 and 6 are training
+    data of the learned layer; 7-28 are neither. Only heldout24 met the goal of
     90% at 2% while unseen; these floors only guard against regressions."""
     r = evaluate(_load(DATA / name), default_scanner())
     assert r["detection_rate"] >= detection, r["misses"]
