@@ -97,7 +97,7 @@ def matrix(feats: list[set[str]], vocab: dict[str, int]) -> sparse.csr_matrix:
     return sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(feats), len(vocab)))
 
 
-def fit(x: sparse.csr_matrix, y: np.ndarray, c: float, init: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+def fit(x: sparse.csr_matrix, y: np.ndarray, c: float) -> tuple[np.ndarray, float]:
     pos = y.sum()
     sw = np.where(y == 1, len(y) / (2 * pos), len(y) / (2 * (len(y) - pos)))
 
@@ -111,7 +111,7 @@ def fit(x: sparse.csr_matrix, y: np.ndarray, c: float, init: np.ndarray | None =
         grad_w = x.T @ g + w / c
         return ll + 0.5 * np.dot(w, w) / c, np.append(grad_w, g.sum())
 
-    res = minimize(loss, np.zeros(x.shape[1] + 1) if init is None else init, jac=True, method="L-BFGS-B", options={"maxiter": 500})
+    res = minimize(loss, np.zeros(x.shape[1] + 1), jac=True, method="L-BFGS-B", options={"maxiter": 500})
     return res.x[:-1], float(res.x[-1])
 
 
