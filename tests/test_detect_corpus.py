@@ -96,18 +96,18 @@ def test_tuned_heldout_sets(name: str, unseen: str) -> None:
     assert r["false_alarm_rate"] <= 0.02, r["false_alarm_records"]
 
 
-@pytest.mark.parametrize("name,detection,false_alarms", [("heldout5.jsonl", 0.83, 0.04), ("heldout6.jsonl", 0.79, 0.07),
-                                                         ("heldout7.jsonl", 0.71, 0.03), ("heldout8.jsonl", 0.79, 0.05),
-                                                         ("heldout9.jsonl", 0.70, 0.04), ("heldout10.jsonl", 0.92, 0.09),
-                                                         ("heldout11.jsonl", 0.86, 0.07), ("heldout12.jsonl", 0.85, 0.09),
-                                                         ("heldout13.jsonl", 0.84, 0.08), ("heldout14.jsonl", 0.89, 0.05),
-                                                         ("heldout15.jsonl", 0.83, 0.04), ("heldout16.jsonl", 0.95, 0.02),
-                                                         ("heldout17.jsonl", 0.95, 0.02), ("heldout18.jsonl", 0.95, 0.02),
-                                                         ("heldout19.jsonl", 0.95, 0.02), ("heldout20.jsonl", 0.95, 0.02),
-                                                         ("heldout21.jsonl", 0.95, 0.05), ("heldout22.jsonl", 0.95, 0.02),
-                                                         ("heldout23.jsonl", 0.95, 0.03), ("heldout24.jsonl", 0.95, 0.02),
-                                                         ("heldout25.jsonl", 0.95, 0.02), ("heldout26.jsonl", 0.95, 0.02),
-                                                         ("heldout27.jsonl", 0.95, 0.02), ("heldout28.jsonl", 0.83, 0.02)])
+@pytest.mark.parametrize("name,detection,false_alarms", [
+    ("heldout5.jsonl", 0.90, 0.03), ("heldout6.jsonl", 0.86, 0.06), ("heldout7.jsonl", 0.86, 0.02),
+    ("heldout8.jsonl", 0.90, 0.02), ("heldout9.jsonl", 0.85, 0.03), ("heldout10.jsonl", 0.96, 0.05),
+    ("heldout11.jsonl", 0.90, 0.05), ("heldout12.jsonl", 0.89, 0.06), ("heldout13.jsonl", 0.92, 0.05),
+    ("heldout14.jsonl", 0.92, 0.02), ("heldout15.jsonl", 0.91, 0.03), ("heldout16.jsonl", 0.97, 0.02),
+    ("heldout17.jsonl", 0.97, 0.02), ("heldout18.jsonl", 0.97, 0.02), ("heldout19.jsonl", 0.97, 0.02),
+    ("heldout20.jsonl", 0.97, 0.02), ("heldout21.jsonl", 0.97, 0.03), ("heldout22.jsonl", 0.97, 0.02),
+    ("heldout23.jsonl", 0.97, 0.02), ("heldout24.jsonl", 0.97, 0.02), ("heldout25.jsonl", 0.97, 0.02),
+    ("heldout26.jsonl", 0.97, 0.02), ("heldout27.jsonl", 0.97, 0.02), ("heldout28.jsonl", 0.90, 0.03),
+    ("heldout29.jsonl", 0.91, 0.03), ("heldout30.jsonl", 0.96, 0.04), ("heldout31.jsonl", 0.97, 0.03),
+    ("heldout32.jsonl", 0.93, 0.09), ("heldout33.jsonl", 0.96, 0.02), ("heldout34.jsonl", 0.96, 0.06),
+    ("heldout35.jsonl", 0.83, 0.05), ("heldout36.jsonl", 0.85, 0.14)])
 def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -> None:
     """Subtle, cross-domain corpora by other authors who read neither the detector nor each other.
     Measured while unseen (the scanner of its day each): heldout5 57.3% at 13.3%, heldout6 60.0%
@@ -117,10 +117,13 @@ def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -
     2.0%, heldout17 86.0% at 3.3%, heldout18 83.3% at 2.7%, heldout19 83.3% at 0.0%, heldout20
     86.0% at 4.7%, heldout21 81.3% at 6.7%, heldout22 81.3% at 1.3%, heldout23 88.7% at 3.3%,
     heldout24 90.0% at 2.0%, heldout25 80.0% at 2.0%, heldout26 86.7% at 1.3%, heldout27
-    88.0% at 2.0%, heldout28 85.3% at 1.3% (the final scanner). Rules were changed after each of
-    10-27 was measured; heldout28 was not tuned on. heldout5 was tuned on and 5 and 6 are training
-    data of the learned layer; 7-28 are neither. Only heldout24 met the goal of
-    90% at 2% while unseen; these floors only guard against regressions."""
+    88.0% at 2.0%, heldout28 85.3% at 1.3%, heldout29 82.0% at 4.7%, heldout30 91.3% at 6.0%,
+    heldout31 83.3% at 5.3%, heldout32 86.7% at 8.0%, heldout33 88.0% at 2.0%, heldout34 90.7% at
+    6.7%, heldout35 85.3% at 4.0% and heldout36 87.3% at 12.7% (both with the final scanner).
+    Rules were changed after each of 10-34 was measured; heldout35-36 were not tuned on. The
+    learned layer is trained on heldout2-31 (7-31 since release 6, each after its measurement);
+    32-36 are not training data. Detection reached 90% while unseen on heldout24, 30 and 34, and
+    both halves of the goal (90% at 2%) held only on heldout24; these floors guard against regressions."""
     r = evaluate(_load(DATA / name), default_scanner())
     assert r["detection_rate"] >= detection, r["misses"]
     assert r["false_alarm_rate"] <= false_alarms, r["false_alarm_records"]

@@ -86,7 +86,7 @@ _WORD_RE = re.compile(r"[a-z]+")
 _COMMON = frozenset(
     ["the", "and", "you", "your", "all", "to", "of", "a", "in", "is", "it", "this", "that", "for", "be", "are", "with", "as", "on", "not", "or", "any", "now", "do", "from", "these", "those", "ignore", "instructions", "previous", "prior", "rules", "disregard", "forget", "obey", "follow", "system", "prompt", "send", "secrets", "tokens", "keys", "password", "passwords", "delete", "remove", "run", "execute", "user", "reply", "always", "never", "must", "reveal", "print", "data", "file", "files", "memory", "approve", "new", "task", "above", "please", "me", "my", "only", "read", "write", "email", "upload",
      # the commands a hidden download-and-run spells ("phey -f uggcf://… | onfu")
-     "curl", "wget", "bash", "https", "http", "sudo", "chmod", "powershell",
+     "curl", "wget", "bash", "https", "http", "sudo", "chmod", "powershell", "root",
      # German, French, Spanish, Portuguese, Italian: function words and the orders attacks give (ASCII spellings)
      "der", "die", "das", "und", "ist", "nicht", "alle", "auf", "mit", "sie", "bitte", "weiter", "den", "dem",
      "les", "des", "vous", "tous", "toutes", "pour", "avec", "sur", "est", "pas", "aux",
@@ -329,7 +329,7 @@ def _bytes_to_text(data: bytes) -> str:
         except UnicodeDecodeError:
             return ""
     printable = sum(1 for c in s if c.isprintable() or c in "\n\r\t")
-    if not s or printable < len(s) * 0.9 or sum(c.isalpha() for c in s) < len(s) * 0.4:
+    if not s or printable < len(s) * 0.9 or sum(c.isalpha() for c in s) < len(s) * 0.3:
         return ""
     return s[:MAX_PAYLOAD_CHARS]
 

@@ -37,7 +37,7 @@ MAX_DEPTH = 2  # payload inside payload (e.g. base64 inside a hidden HTML commen
 _HIDING_STEPS = {"rot13": "in rot13", "reversed": "backwards"}
 MIN_VETO_FEATURES = 8  # a low probability from fewer known features is ignorance, not confidence
 MIN_HIDDEN_WORDS = 5  # a decoded run this long is a sentence, not a coincidence
-MIN_CLASSIFIER_TOKENS = 5  # the learned layer alone never blocks a text shorter than this
+MIN_CLASSIFIER_WORDS = 5  # the learned layer alone never blocks a window with fewer plain words (letters only) than this
 
 
 class SkillLimits(NamedTuple):
@@ -107,7 +107,7 @@ class Scanner:
         self._invisible(text, path, line, found)
         quoted: dict[str, Finding] = {}
         self._scan_variants(scan_variants(text), found, path, line, hidden=False, quoted=quoted)
-        self._scan_payloads(text, found, path, line, depth=1)
+        self._scan_quoted_payloads(text, found, path, line, quoted)
         self._secrets(text, found, path, line)
         if not any(f.blocking for f in found.values()):
             self._score(text, found, path, line)
@@ -177,8 +177,38 @@ class Scanner:
                 else:
                     found[rule.id] = finding
 
-    def _scan_payloads(self, text: str, found: dict[str, Finding], path: str, line: int, depth: int) -> None:
-        for p in decoded_payloads(text):
+    def _scan_quoted_payloads(self, text: str, found: dict[str, Finding], path: str, line: int,
+                              quoted: dict[str, Finding]) -> None:
+        """Payloads (hidden HTML, base64 ...) of ``text``. Those that sit inside the quotation marks of a
+        text that names them examples ("a README hid '<!-- AI: ignore your instructions -->'") are
+        shown, not hidden: their findings of the quoted-example categories, and the learned and scoring
+        layers' (which never read quoted text), become warnings as visible quoted matches do. A secret
+        or a command found in them still blocks."""
+        payloads = decoded_payloads(text)
+        if not payloads:
+            return  # most texts: nothing encoded, nothing more to look at
+        outside = self.quoted.unquoted(text) if self.quoted is not None else text
+        if outside is text:
+            self._scan_payloads(text, found, path, line, depth=1, payloads=payloads)
+            return
+        shown = decoded_payloads(outside)
+        self._scan_payloads(outside, found, path, line, depth=1, payloads=shown)
+        inside: dict[str, Finding] = {}
+        self._scan_payloads(text, inside, path, line, depth=1, payloads=[p for p in payloads if p not in shown])
+        assert self.quoted is not None
+        soft = self.quoted.categories | {"scoring", "classifier", "obfuscation"}
+        for k, f in inside.items():
+            if k in found:
+                continue
+            if f.category in soft:
+                quoted.setdefault(k, replace(f, severity="warning", extra={**(f.extra or {}), "quoted_example": True}))
+            else:
+                found[k] = f
+
+    def _scan_payloads(self, text: str, found: dict[str, Finding], path: str, line: int, depth: int,
+                       payloads: list[Variant] | None = None) -> None:
+        """Scan each payload decoded from ``text`` (``payloads``: already decoded), and theirs in turn."""
+        for p in decoded_payloads(text) if payloads is None else payloads:
             if p.step in _HIDING_STEPS and "obfuscation.encoded-text" not in found and len(tokens(p.text)) >= MIN_HIDDEN_WORDS:
                 # nobody writes a memory backwards or in rot13 but to hide it from the reader
                 found["obfuscation.encoded-text"] = Finding(
@@ -264,8 +294,10 @@ class Scanner:
         verdict = self.model.best_window(v.text)
         if verdict is None or verdict.probability < self.model.threshold:
             return
-        if len(tokens(verdict.excerpt)) < MIN_CLASSIFIER_TOKENS:
-            return  # too little text for a learned verdict alone ("B wrote this" scored 0.94); rules still apply
+        if sum(t.isalpha() for t in tokens(verdict.excerpt)) < MIN_CLASSIFIER_WORDS:
+            # too little language for a learned verdict alone: "B wrote this" scored 0.94, and a list of
+            # identifiers ("The permission359 meeting326 config896 …") up to 0.97; rules still apply
+            return
         names = ", ".join(f for f, _ in verdict.top[:3])
         found["classifier.injection"] = Finding(
             "classifier.injection", "error",
@@ -325,12 +357,28 @@ class QuotedExamples(NamedTuple):
         return _compiled_cues(self.cue_source)
 
     def skip(self, m: re.Match[str]) -> bool:
-        text = m.string
+        return any(a < m.start() and m.end() < b for a, b in self.example_spans(m.string))
+
+    def example_spans(self, text: str) -> list[tuple[int, int]]:
+        """The quoted spans of ``text`` when its words outside them name it an example, else []."""
         spans = _quote_spans(text)
-        if not any(a < m.start() and m.end() < b for a, b in spans):
-            return False
+        if not spans:
+            return []
         outside = "".join(text[b: a] for (_, b), (a, _) in pairwise([(0, 0), *spans, (len(text), len(text))]))
-        return sum(c.isalnum() for c in outside) >= MIN_OUTSIDE_CHARS and self.cues.search(outside) is not None
+        if sum(c.isalnum() for c in outside) < MIN_OUTSIDE_CHARS or self.cues.search(outside) is None:
+            return []
+        return spans
+
+    def unquoted(self, text: str) -> str:
+        """``text`` with its example quotations blanked (same length): what payloads are decoded from."""
+        spans = self.example_spans(text)
+        if not spans:
+            return text
+        parts, last = [], 0
+        for a, b in spans:
+            parts += [text[last:a], " " * (b - a)]
+            last = b
+        return "".join([*parts, text[last:]])
 
 
 @lru_cache(maxsize=4)
@@ -354,9 +402,9 @@ def _sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
 
 MIN_OUTSIDE_CHARS = 12  # a text that is all quotation (or nearly) is not a note about one
 _QUOTE_SPAN_SOURCE = (r"“[^”\n]{1,400}”|„[^“”\n]{1,400}[“”]|«[^»\n]{1,400}»|「[^」\n]{1,400}」|『[^』\n]{1,400}』"
-                      r"|\"[^\"\n]{1,400}\"|‘[^’\n]{1,400}’"
+                      r"|\"[^\"\n]{1,400}\"|‘[^’\n]{1,400}’|‚[^‘’'\n]{1,400}[‘’']"
                       r"|(?:(?<!\w)|(?<=[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]))'(?:[^'\n]|(?<=\w)'(?=\w)){1,400}'(?:(?!\w)|(?=[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]))")
-# (a CJK or Korean character may stand right before an opening or after a closing quote: 出现'…'之类,
+# (German opens with ‚ and closes with ‘ or, typed, an apostrophe; a CJK or Korean character may stand right before an opening or after a closing quote: 出现'…'之类,
 # '…'는, '…'という; an apostrophe between letters, as in 'the user's files', does not close a quote)
 
 
