@@ -187,16 +187,16 @@ class Scanner:
         payloads = decoded_payloads(text)
         if not payloads:
             return  # most texts: nothing encoded, nothing more to look at
-        outside = self.quoted.unquoted(text) if self.quoted is not None else text
-        if outside is text:
+        qx = self.quoted
+        outside = qx.unquoted(text) if qx is not None else text
+        if qx is None or outside is text:
             self._scan_payloads(text, found, path, line, depth=1, payloads=payloads)
             return
         shown = decoded_payloads(outside)
         self._scan_payloads(outside, found, path, line, depth=1, payloads=shown)
         inside: dict[str, Finding] = {}
         self._scan_payloads(text, inside, path, line, depth=1, payloads=[p for p in payloads if p not in shown])
-        assert self.quoted is not None
-        soft = self.quoted.categories | {"scoring", "classifier", "obfuscation"}
+        soft = qx.categories | {"scoring", "classifier", "obfuscation"}
         for k, f in inside.items():
             if k in found:
                 continue

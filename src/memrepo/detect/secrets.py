@@ -7,6 +7,8 @@ are skipped.
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Iterator
 from functools import lru_cache
@@ -160,12 +162,12 @@ def cn_resident_id_ok(value: str) -> bool:
     return raw[17] == check
 
 
+_PLACEHOLDER_PASSWORDS = frozenset({"password", "passwd", "secret", "changeme", "example", "pass123", "password123"})
+
+
 def basic_auth_ok(value: str) -> bool:
     """An HTTP Basic credential: base64 of ``user:password`` with a password of 6+ characters that
     is not a placeholder word (``dXNlcjpwYXNzd29yZA==`` is ``user:password``, documentation's example)."""
-    import base64
-    import binascii
-
     try:
         decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
     except (binascii.Error, ValueError):
@@ -174,7 +176,5 @@ def basic_auth_ok(value: str) -> bool:
     return (bool(sep) and bool(user) and len(password) >= 6 and decoded.isprintable()
             and password.lower() not in _PLACEHOLDER_PASSWORDS)
 
-
-_PLACEHOLDER_PASSWORDS = frozenset({"password", "passwd", "secret", "changeme", "example", "pass123", "password123"})
 
 VALIDATORS = {"luhn": luhn_ok, "card-number": card_number_ok, "cn-resident-id": cn_resident_id_ok, "basic-auth": basic_auth_ok}
