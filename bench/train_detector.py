@@ -12,7 +12,7 @@ refit on everything and cut to the --top weights of largest magnitude.
 numpy and scipy are needed here only; inference in memrepo is pure Python.
 
 Run: python bench/make_train_corpus.py && python bench/train_detector.py
-Never train on a held-out set before it has been measured unseen (heldout29 on), nor on the shared dev corpus.
+Never train on a held-out set before it has been measured unseen (heldout32 on), nor on the shared dev corpus.
 """
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def _family(row_id: str) -> int:
     for k, prefix in enumerate(prefixes):
         if row_id.startswith(prefix):
             return k
-    if row_id.startswith("heldout"):  # heldout7-28: one family per five sets (their authors shared a brief)
+    if row_id.startswith("heldout"):  # heldout7 on: one family per five sets (their authors shared a brief)
         return len(prefixes) + 40 + (int(row_id[7:].split("-")[0]) - 7) // 5
     if row_id.startswith("extra_"):  # bench/train_extra/extra_<x>.jsonl: one family per file
         return len(prefixes) + 1 + ord(row_id[6]) - ord("a")
