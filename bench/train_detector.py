@@ -35,7 +35,10 @@ TRAIN = ROOT / "bench" / "detector_train.jsonl"
 OUT = ROOT / "policies" / "models" / "injection.json"
 # The veto never rises above this probability: out-of-fold it bought little, and unseen attacks the
 # classifier misjudged (corpus g3a43 p=0.06, heldout3 h3a086 p=0.07) were demoted by a veto of 0.095.
-VETO_MAX = 0.05
+# Release 7 lowered it from 0.05: trained on heldout7-38 the recipe chose p 0.037, which demoted three
+# hand-written override attacks of tests/test_detect_categories.py; capped at 0.02 it chose p 0.0067
+# with the same out-of-fold figures (91.9% at 4.4%).
+VETO_MAX = 0.02
 
 
 def normalised(text: str) -> str:
@@ -216,7 +219,7 @@ def main() -> None:
         for f in rules_only.scan_text(r["text"]):
             if f.severity != "error":
                 continue
-            if f.category in rules_only.veto_categories and f.normalisation == "":
+            if (f.category in rules_only.veto_categories or f.rule in rules_only.veto_categories) and f.normalisation == "":
                 soft[i] = True
             else:
                 hard[i] = True

@@ -28,8 +28,16 @@ def test_every_operation_works_and_memory_stays_bounded(scale_repo):
     from memrepo.repo import MemRepo
 
     repo = MemRepo.open(scale_repo)
-    assert sum(1 for _ in repo.iter_entries(repo.store.branch_snapshot("verified"))) == ENTRIES
+    entries = list(repo.iter_entries(repo.store.branch_snapshot("verified")))
+    assert len(entries) == ENTRIES
     expected_exit = {"check --base verified provisional": 1}  # pending agent writes carry no review record yet
+    # The entries are made-up words; the learned layer false-alarms on a few of them (1 of 2,000 with the
+    # release-7 model), and then the whole-tree check must say so with exit 1.
+    from memrepo.detect import default_scanner
+
+    scanner = default_scanner()
+    if any(f.blocking for e in entries if e.entry is not None for f in scanner.scan_text(e.entry.text)):
+        expected_exit["check (whole provisional tree)"] = 1
     for name, argv in operations(scale_repo, reps=1):
         r = measure([a.replace("{n}", "0") for a in argv], timeout=240)
         assert r["rc"] == expected_exit.get(name, 0), (name, r)

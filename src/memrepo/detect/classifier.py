@@ -30,7 +30,11 @@ from ..model.text import CJK_RE
 from .scoring import unquoted_lower
 
 DEFAULT_MODEL = "models/injection.json"
-FORMAT = "memrepo-linear-v1"
+FORMAT = "memrepo-linear-v2"
+# Each format the loader reads, and whether it folds digits: v2 (release 7) reads every digit as 0, so a
+# date, a port or an id ("svc-202", "2024") is a number, not a word of its own the model can overfit to.
+FORMATS = {"memrepo-linear-v1": False, FORMAT: True}
+_FOLD_DIGITS = str.maketrans("123456789", "000000000")
 MAX_WINDOWS = 64
 MEMO_WORDS = 50_000  # words whose weighted features are remembered (then the memo starts again)
 
@@ -51,9 +55,9 @@ def tokens(text: str) -> list[str]:
     return out
 
 
-def features(text: str) -> set[str]:
+def features(text: str, fold_digits: bool = True) -> set[str]:
     """The feature strings of ``text`` (already normalised and lower-cased)."""
-    toks = tokens(text)
+    toks = tokens(text.translate(_FOLD_DIGITS) if fold_digits else text)
     feats = {"w:" + t for t in toks}
     feats.update("b:" + a + " " + b for a, b in pairwise(toks))
     for t in toks:
@@ -90,8 +94,10 @@ class Verdict(NamedTuple):
 class Model:
     """A linear model: ``p = sigmoid(bias + sum(weights[f] for f in features(window)))``."""
 
-    def __init__(self, bias: float, weights: Mapping[str, float], threshold: float, veto: float | None = None) -> None:
+    def __init__(self, bias: float, weights: Mapping[str, float], threshold: float, veto: float | None = None,
+                 fold_digits: bool = True) -> None:
         self.bias = bias
+        self.fold_digits = fold_digits
         self.weights = weights
         self.threshold = threshold  # at or above: a finding of its own
         self.veto = veto  # below: pattern findings of the veto categories are demoted to warnings
@@ -122,7 +128,7 @@ class Model:
     def weighted_features(self, text: str) -> dict[str, float]:
         """``features(text)`` restricted to those with a weight, with their weights: the same logit,
         fewer strings."""
-        toks = tokens(text)
+        toks = tokens(text.translate(_FOLD_DIGITS) if self.fold_digits else text)
         feats: dict[str, float] = {}
         memo = self._token_features
         for t in toks:
@@ -141,7 +147,7 @@ class Model:
 
     def probability(self, text: str) -> float:
         """The probability that ``text`` (one short text, normalised) is an injection."""
-        return _sigmoid(self.logit(features(prepare(text))))
+        return _sigmoid(self.logit(features(prepare(text), self.fold_digits)))
 
     def best_window(self, text: str) -> Verdict | None:
         """The highest-scoring window of one or two sentences of ``text``."""
@@ -182,7 +188,7 @@ def load_model(files: Mapping[str, bytes], name: str, threshold: float | None = 
     doc = _parse_model(data, name)
     veto = doc.get("veto")
     return Model(float(doc["bias"]), doc["weights"], float(doc["threshold"] if threshold is None else threshold),
-                 None if veto is None else float(veto))
+                 None if veto is None else float(veto), fold_digits=FORMATS[doc["format"]])
 
 
 @lru_cache(maxsize=4)
@@ -204,6 +210,7 @@ def _parse_model(data: bytes, name: str) -> dict[str, Any]:
         doc = json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ParseError(f"classifier model is not JSON: {exc}", where=where, hint="re-run bench/train_detector.py") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("weights"), dict):
-        raise ParseError(f"classifier model is not in format {FORMAT}", where=where, hint="re-run bench/train_detector.py")
+    if not isinstance(doc, dict) or doc.get("format") not in FORMATS or not isinstance(doc.get("weights"), dict):
+        raise ParseError(f"classifier model is not in a format this memrepo reads ({', '.join(FORMATS)})", where=where,
+                         hint="re-run bench/train_detector.py, or restore memrepo's shipped model")
     return doc

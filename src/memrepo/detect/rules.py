@@ -173,6 +173,8 @@ def iter_branches(branches: tuple[Branch, ...], target: str, index: TextIndex, *
                 continue
         if pat.starts:
             positions = pat.positions(target, index)
+            if bounded and positions:  # a start literal inside a word ("rm" in "permission") cannot match
+                positions = [p for p in positions if _at_boundary(target, p)]
             if not positions:
                 continue  # no start literal occurs: skip without building a generator
             found = pat.matches_at(target, positions)

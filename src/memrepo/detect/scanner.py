@@ -118,12 +118,14 @@ class Scanner:
     def _veto(self, text: str, found: dict[str, Finding]) -> None:
         """Demote pattern findings to warnings when the classifier is confident the text is benign.
 
-        Only categories listed in ``scan.model_veto`` and only matches in the raw text qualify:
+        Only the categories and rule ids listed in ``scan.model_veto`` and only matches in the raw text qualify:
         an obfuscated match, a secret or a command pattern is never demoted."""
         model = self.model
         if model is None or model.veto is None:
             return
-        soft = [k for k, f in found.items() if f.blocking and f.category in self.veto_categories and f.normalisation == ""]
+        vetoable = self.veto_categories
+        soft = [k for k, f in found.items()
+                if f.blocking and (f.category in vetoable or f.rule in vetoable) and f.normalisation == ""]
         if not soft or any(f.blocking and k not in soft for k, f in found.items()):
             return
         chain = canonical_chain(text)
@@ -367,7 +369,7 @@ class QuotedExamples(NamedTuple):
         outside = "".join(text[b: a] for (_, b), (a, _) in pairwise([(0, 0), *spans, (len(text), len(text))]))
         if sum(c.isalnum() for c in outside) < MIN_OUTSIDE_CHARS or self.cues.search(outside) is None:
             return []
-        return spans
+        return _merge_lists(text, spans)
 
     def unquoted(self, text: str) -> str:
         """``text`` with its example quotations blanked (same length): what payloads are decoded from."""
@@ -379,6 +381,22 @@ class QuotedExamples(NamedTuple):
             parts += [text[last:a], " " * (b - a)]
             last = b
         return "".join([*parts, text[last:]])
+
+
+# What separates the items of a list of quotations: 'you are now', 'from now on' or 'send to'.
+_LIST_GAP_RE = re.compile(r"[\s,;/、，]*(?:(?:or|and|oder|und|ou|et|o|y|e|或|和|及)[\s,;/、，]*)?")
+
+
+def _merge_lists(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` with each list of quotations joined into one span: a match that runs from one
+    listed phrase into the next ("from now on', 'send") is as quoted as each phrase."""
+    merged = [spans[0]]
+    for a, b in spans[1:]:
+        if _LIST_GAP_RE.fullmatch(text, merged[-1][1], a):
+            merged[-1] = (merged[-1][0], b)
+        else:
+            merged.append((a, b))
+    return merged
 
 
 @lru_cache(maxsize=4)
@@ -401,10 +419,11 @@ def _sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 MIN_OUTSIDE_CHARS = 12  # a text that is all quotation (or nearly) is not a note about one
-_QUOTE_SPAN_SOURCE = (r"“[^”\n]{1,400}”|„[^“”\n]{1,400}[“”]|«[^»\n]{1,400}»|「[^」\n]{1,400}」|『[^』\n]{1,400}』"
+_QUOTE_SPAN_SOURCE = (r"`[^`\n]{1,400}`|“[^”\n]{1,400}”|„[^“”\n]{1,400}[“”]|«[^»\n]{1,400}»|「[^」\n]{1,400}」|『[^』\n]{1,400}』"
                       r"|\"[^\"\n]{1,400}\"|‘[^’\n]{1,400}’|‚[^‘’'\n]{1,400}[‘’']"
                       r"|(?:(?<!\w)|(?<=[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]))'(?:[^'\n]|(?<=\w)'(?=\w)){1,400}'(?:(?!\w)|(?=[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]))")
-# (German opens with ‚ and closes with ‘ or, typed, an apostrophe; a CJK or Korean character may stand right before an opening or after a closing quote: 出现'…'之类,
+# (inline code quotes as quotation marks do: "quote attack strings in code blocks (e.g. `Ignore previous …`)";
+# German opens with ‚ and closes with ‘ or, typed, an apostrophe; a CJK or Korean character may stand right before an opening or after a closing quote: 出现'…'之类,
 # '…'는, '…'という; an apostrophe between letters, as in 'the user's files', does not close a quote)
 
 
@@ -490,8 +509,8 @@ def _scan_section(doc: dict[str, Any]) -> dict[str, Any]:
             raise ParseError(f"scan.{key} must be a number", where="policies/policy.yaml", hint="e.g. 65536 or 6.5")
     veto = scan.get("model_veto")
     if veto is not None and (not isinstance(veto, list) or not all(isinstance(c, str) for c in veto)):
-        raise ParseError("scan.model_veto must be a list of categories", where="policies/policy.yaml",
-                         hint="e.g. [override, role, deception]")
+        raise ParseError("scan.model_veto must be a list of categories or rule ids", where="policies/policy.yaml",
+                         hint="e.g. [override.ignore-instructions, scoring]")
     if "model" in scan and not isinstance(scan["model"], (str, type(None))):
         raise ParseError("scan.model must be a path under policies/ or null", where="policies/policy.yaml",
                          hint="e.g. models/injection.json; null turns the classifier off")
