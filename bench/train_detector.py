@@ -219,7 +219,7 @@ def main() -> None:
         for f in rules_only.scan_text(r["text"]):
             if f.severity != "error":
                 continue
-            if (f.category in rules_only.veto_categories or f.rule in rules_only.veto_categories) and f.normalisation == "":
+            if rules_only.vetoable(f):
                 soft[i] = True
             else:
                 hard[i] = True

@@ -175,12 +175,10 @@ def iter_branches(branches: tuple[Branch, ...], target: str, index: TextIndex, *
             positions = pat.positions(target, index)
             if bounded and positions:  # a start literal inside a word ("rm" in "permission") cannot match
                 positions = [p for p in positions if _at_boundary(target, p)]
-            if not positions:
-                continue  # no start literal occurs: skip without building a generator
-            found = pat.matches_at(target, positions)
-        else:
-            found = pat.rx.finditer(target)
-        for m in found:
+            if positions:  # else no start literal occurs: skip without building a generator
+                yield from pat.matches_at(target, positions)  # each match starts at one of them
+            continue
+        for m in pat.rx.finditer(target):
             if bounded and not _at_boundary(target, m.start()):
                 continue
             yield m

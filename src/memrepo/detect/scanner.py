@@ -64,13 +64,13 @@ class Scanner:
 
     def __init__(self, ruleset: RuleSet, *, max_entry_bytes: int = 65536, score_threshold: float = DEFAULT_THRESHOLD,
                  skill_limits: SkillLimits | None = None, model: Model | None = None,
-                 veto_categories: tuple[str, ...] = (), quoted: QuotedExamples | None = None) -> None:
+                 veto_targets: tuple[str, ...] = (), quoted: QuotedExamples | None = None) -> None:
         self.ruleset = ruleset
         self.max_entry_bytes = max_entry_bytes
         self.score_threshold = score_threshold
         self.skill_limits = skill_limits or SkillLimits()
         self.model = model
-        self.veto_categories = veto_categories
+        self.veto_targets = veto_targets  # scan.model_veto: categories and rule ids
         self.quoted = quoted
 
     @classmethod
@@ -91,7 +91,7 @@ class Scanner:
             ruleset = ruleset_from_spec(spec["rules"])
         return cls(ruleset, max_entry_bytes=settings["max_entry_bytes"],
                    score_threshold=settings["score_threshold"], skill_limits=SkillLimits(**settings["skill_limits"]),
-                   model=model, veto_categories=tuple(settings["model_veto"]),
+                   model=model, veto_targets=tuple(settings["model_veto"]),
                    quoted=QuotedExamples.from_settings(settings.get("quoted_examples")))
 
     # -- text -------------------------------------------------------------------------------
@@ -115,6 +115,10 @@ class Scanner:
         found.update((k, f) for k, f in quoted.items() if k not in found)
         return list(found.values())
 
+    def vetoable(self, f: Finding) -> bool:
+        """A match in the raw text of a category or rule listed in ``scan.model_veto``."""
+        return (f.category in self.veto_targets or f.rule in self.veto_targets) and f.normalisation == ""
+
     def _veto(self, text: str, found: dict[str, Finding]) -> None:
         """Demote pattern findings to warnings when the classifier is confident the text is benign.
 
@@ -123,9 +127,7 @@ class Scanner:
         model = self.model
         if model is None or model.veto is None:
             return
-        vetoable = self.veto_categories
-        soft = [k for k, f in found.items()
-                if f.blocking and (f.category in vetoable or f.rule in vetoable) and f.normalisation == ""]
+        soft = [k for k, f in found.items() if f.blocking and self.vetoable(f)]
         if not soft or any(f.blocking and k not in soft for k, f in found.items()):
             return
         chain = canonical_chain(text)
