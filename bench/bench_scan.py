@@ -27,8 +27,8 @@ DETECT = ROOT / "tests" / "data" / "detect"
 # corpus, measured once (UNSEEN), and what happened to it since.
 HELDOUT = {2: "tuned on", 3: "tuned on", 4: "tuned on", 5: "tuned and trained on", 6: "trained on",
            **{n: "rules informed by it, trained on" for n in range(7, 28)}, 28: "trained on, rules never tuned on it",
-           **{n: "rules informed by it, trained on" for n in range(29, 41)},
-           **{n: "never tuned or trained on" for n in range(41, 45)}}
+           **{n: "rules informed by it, trained on" for n in range(29, 49)},
+           **{n: "never tuned or trained on" for n in range(49, 51)}}
 EXTRA = sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))  # written for training only
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
 UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
@@ -50,6 +50,10 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "heldout35.jsonl": "85.3% / 4.0%", "heldout36.jsonl": "87.3% / 12.7%",
           "heldout37.jsonl": "88.0% / 4.0%", "heldout38.jsonl": "86.7% / 5.3%",
           "heldout39.jsonl": "88.7% / 5.3%", "heldout40.jsonl": "90.0% / 10.7%",
+          "heldout41.jsonl": "89.3% / 2.7%", "heldout42.jsonl": "90.7% / 7.3%",
+          "heldout43.jsonl": "87.3% / 3.3%", "heldout44.jsonl": "88.7% / 5.3%",
+          "heldout45.jsonl": "94.0% / 4.0%", "heldout46.jsonl": "85.3% / 3.3%",
+          "heldout47.jsonl": "88.0% / 4.0%", "heldout48.jsonl": "89.3% / 4.0%",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
           "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",

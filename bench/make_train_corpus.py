@@ -46,7 +46,7 @@ DETECT = ROOT / "tests" / "data" / "detect"
 # measurement). heldout29-31 followed after their round. heldout32-42 joined in release 7, each after its
 # one unseen measurement and its rule round, and only once fresh sets (heldout37-40, then heldout41-44)
 # had been commissioned to take their place. heldout43 on measure generalisation.
-TRAINED_UP_TO = 42
+TRAINED_UP_TO = 48
 OWN = [DETECT / "corpus.jsonl", DETECT / "holdout.jsonl", DETECT / "heldout2.jsonl", DETECT / "heldout3.jsonl",
        DETECT / "heldout4.jsonl", DETECT / "heldout5.jsonl", DETECT / "heldout6.jsonl", *sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl")),
        *(DETECT / f"heldout{n}.jsonl" for n in range(7, TRAINED_UP_TO + 1))]
