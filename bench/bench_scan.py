@@ -54,6 +54,7 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "heldout43.jsonl": "87.3% / 3.3%", "heldout44.jsonl": "88.7% / 5.3%",
           "heldout45.jsonl": "94.0% / 4.0%", "heldout46.jsonl": "85.3% / 3.3%",
           "heldout47.jsonl": "88.0% / 4.0%", "heldout48.jsonl": "89.3% / 4.0%",
+          "heldout49.jsonl": "83.3% / 6.0% (release 7: the same)", "heldout50.jsonl": "88.7% / 8.7% (release 7: the same)",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
           "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",
