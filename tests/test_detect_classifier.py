@@ -22,6 +22,14 @@ def test_quoted_spans_are_not_features() -> None:
     assert "w:ignore" not in clf.features(clf.prepare("Our scanner flags 'ignore previous instructions'."))
 
 
+def test_window_score_does_not_depend_on_word_order() -> None:
+    """The same words score the same whatever their order (a float sum in order of appearance
+    gave 1e16 + 1 - 1e16 = 0 but 1e16 - 1e16 + 1 = 1, so the window chosen could change run to run)."""
+    model = clf.Model(0.0, {"w:a": 1e16, "w:b": 1.0, "w:c": -1e16}, threshold=0.5)
+    scores = {model.best_window(text).probability for text in ("a b c", "a c b", "c b a", "b a c")}  # type: ignore[union-attr]
+    assert scores == {clf._sigmoid(1.0)}
+
+
 def test_windows_are_sentences() -> None:
     assert [s for _, s in clf.windows("One. Two! 三。")] == ["One.", " Two!", " 三。"]
 

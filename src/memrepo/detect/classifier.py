@@ -156,15 +156,16 @@ class Model:
         if not sents:
             return None
         feats = [self.weighted_features(s) for _, s in sents]
-        # Sums per sentence; a pair's sum subtracts what both share (features are binary).
-        sums = [sum(fs.values()) for fs in feats]
+        # Sums per sentence; a pair's sum subtracts what both share (features are binary). fsum: the
+        # sum does not depend on the order the features were met in, so windows that tie stay tied.
+        sums = [math.fsum(fs.values()) for fs in feats]
         best_logit, best_i, best_n = -math.inf, 0, 1
         for i in range(len(sents)):
             if sums[i] + self.bias > best_logit:
                 best_logit, best_i, best_n = sums[i] + self.bias, i, 1
             if i + 1 < len(sents):
                 a, b = feats[i], feats[i + 1]
-                z = self.bias + sums[i] + sums[i + 1] - sum(a[f] for f in (a.keys() & b.keys()))
+                z = self.bias + sums[i] + sums[i + 1] - math.fsum(a[f] for f in (a.keys() & b.keys()))
                 if z > best_logit:
                     best_logit, best_i, best_n = z, i, 2
         fs = feats[best_i] if best_n == 1 else feats[best_i] | feats[best_i + 1]
