@@ -28,7 +28,8 @@ DETECT = ROOT / "tests" / "data" / "detect"
 HELDOUT = {2: "tuned on", 3: "tuned on", 4: "tuned on", 5: "tuned and trained on", 6: "trained on",
            **{n: "rules informed by it, trained on" for n in range(7, 28)}, 28: "trained on, rules never tuned on it",
            **{n: "rules informed by it, trained on" for n in range(29, 49)},
-           **{n: "never tuned or trained on" for n in range(49, 51)}}
+           **{n: "trained on, rules never tuned on it" for n in range(49, 59)},
+           **{n: "never tuned or trained on" for n in range(59, 61)}}
 EXTRA = sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))  # written for training only
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
 UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
@@ -55,12 +56,21 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "heldout45.jsonl": "94.0% / 4.0%", "heldout46.jsonl": "85.3% / 3.3%",
           "heldout47.jsonl": "88.0% / 4.0%", "heldout48.jsonl": "89.3% / 4.0%",
           "heldout49.jsonl": "83.3% / 6.0% (release 7: the same)", "heldout50.jsonl": "88.7% / 8.7% (release 7: the same)",
+          # heldout51-60 by release 8's final scanner
+          "heldout51.jsonl": "82.7% / 6.0%", "heldout52.jsonl": "89.3% / 3.3%", "heldout53.jsonl": "81.3% / 3.3%",
+          "heldout54.jsonl": "69.3% / 7.3%", "heldout55.jsonl": "83.3% / 6.0%", "heldout56.jsonl": "91.3% / 2.0%",
+          "heldout57.jsonl": "77.3% / 4.0%", "heldout58.jsonl": "84.7% / 3.3%", "heldout59.jsonl": "86.0% / 4.0%",
+          "heldout60.jsonl": "81.3% / 2.7%",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
           "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",
           "extra_i.jsonl": "46.7% / 14.3%", "extra_j.jsonl": "81.9% / 12.4%", "extra_k.jsonl": "59.0% / 8.1%",
           "extra_l.jsonl": "91.0% / 25.7%", "extra_m.jsonl": "87.6% / 12.9%", "extra_n.jsonl": "88.1% / 17.6%",
-          "extra_o.jsonl": "91.0% / 4.3%", "extra_p.jsonl": "83.8% / 4.3%"}
+          "extra_o.jsonl": "91.0% / 4.3%", "extra_p.jsonl": "83.8% / 4.3%",
+          # release 8's model (s-x with the score floor of release 9's first commit)
+          "extra_q.jsonl": "81.4% / 3.3%", "extra_r.jsonl": "80.0% / 8.1%", "extra_s.jsonl": "67.6% / 3.8%",
+          "extra_t.jsonl": "83.8% / 5.2%", "extra_u.jsonl": "89.0% / 7.6%", "extra_v.jsonl": "88.1% / 12.4%",
+          "extra_w.jsonl": "71.4% / 3.3%", "extra_x.jsonl": "81.9% / 6.7%"}
 TRAIN = ROOT / "bench" / "detector_train.jsonl"
 MEMORIES = ROOT / "bench" / "recall_entries.jsonl"  # everyday memory entries (the recall bench's), all benign
 BASE_CMD = "import memrepo.model.entry"

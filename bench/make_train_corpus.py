@@ -18,7 +18,12 @@ pipelines; extra_d languages other than English; extra_e the hardest cases on bo
 MEMORY.md-shaped entries; extra_g long notes; extra_h tool output; extra_i preference- and fact-shaped
 poisoning in assistant memories; extra_j coding agents' files (READMEs, CI logs, agent instruction
 files); extra_k non-English and mixed-language text; extra_l web pages and tool output summarised
-into memory. Each was measured once by the scanner of its day before it joined (bench/bench_scan.py).
+into memory; extra_q jobs no corpus covered (travel, HR, real estate, logistics, games, press,
+fundraising); extra_r the hardest cases again; extra_s and extra_t 60% in languages the others barely
+have (Korean, Vietnamese, Indonesian, Turkish, Polish, Dutch, Swedish; Portuguese, Italian, Russian,
+Ukrainian, Arabic, Hindi); extra_u DevOps tool output; extra_v security teams' notes quoting attacks;
+extra_w a personal assistant's facts and preferences; extra_x enterprise back-office agents.
+Each was measured once by the scanner of its day before it joined (bench/bench_scan.py).
 DOMAIN_BENIGN / DOMAIN_ATTACKS (below) are hand-written agent-domain texts (support, finance, HR,
 sales, calendars, research, ops): owner facts and standing instructions that use attack vocabulary,
 and subtle policy-shaped attacks. heldout7-31 joined after each had been measured
@@ -45,8 +50,9 @@ DETECT = ROOT / "tests" / "data" / "detect"
 # 85.3% at 1.3% to 90.0% at 2.0% with the training recipe unchanged (heldout28 itself left out for that
 # measurement). heldout29-31 followed after their round. heldout32-42 joined in release 7, each after its
 # one unseen measurement and its rule round, and only once fresh sets (heldout37-40, then heldout41-44)
-# had been commissioned to take their place. heldout43 on measure generalisation.
-TRAINED_UP_TO = 48
+# had been commissioned to take their place. heldout43-48 joined in release 8, heldout49-58 in release 9
+# (rules never tuned on them), each after its one unseen measurement. heldout59 on measure generalisation.
+TRAINED_UP_TO = 58
 OWN = [DETECT / "corpus.jsonl", DETECT / "holdout.jsonl", DETECT / "heldout2.jsonl", DETECT / "heldout3.jsonl",
        DETECT / "heldout4.jsonl", DETECT / "heldout5.jsonl", DETECT / "heldout6.jsonl", *sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl")),
        *(DETECT / f"heldout{n}.jsonl" for n in range(7, TRAINED_UP_TO + 1))]

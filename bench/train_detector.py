@@ -7,7 +7,11 @@ judges a text by its best window of one or two sentences, so each benign window 
 false alarm). The threshold is chosen on out-of-fold scores (one fold per source family), each
 row scored as the scanner scores it, by its best window, so that the whole scanner (rules OR
 classifier) stays under the false-alarm budget on the training benign texts; then the model is
-refit on everything and cut to the --top weights of largest magnitude.
+refit on everything. Features are hashed into 2**20 buckets (memrepo.detect.classifier.bucket) and
+every bucket ships: release 9 measured the old cut to the 10,000 largest weights on 6,360 texts of
+heldout49-58 and extra_q-x, none trained on, with a model trained on heldout7-48: at the same
+false-alarm rate (4.5%) the full model detected 83.9% where the cut one detected 78.3%; the
+out-of-fold threshold is chosen for the full model, and the cut shifted its scores.
 
 numpy and scipy are needed here only; inference in memrepo is pure Python.
 
@@ -19,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from array import array
 from itertools import pairwise
 from pathlib import Path
 
@@ -99,7 +104,7 @@ def matrix(feats: list[set[str]], vocab: dict[str, int]) -> sparse.csr_matrix:
             if j is not None:
                 rows.append(i)
                 cols.append(j)
-    return sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(feats), len(vocab)))
+    return sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(feats), 1 << clf.HASH_BITS))
 
 
 def fit(x: sparse.csr_matrix, y: np.ndarray, c: float) -> tuple[np.ndarray, float]:
@@ -149,10 +154,6 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     # 3, not 1: out of fold (best windows, extra_a..l) c=0.3 68.6%, c=1 68.9%, c=3 69.9% at the same budget
     ap.add_argument("--c", type=float, default=3.0, help="inverse L2 strength")
-    # 20000, not 6000: hold-one-corpus-out over heldout2-6 (each left out in turn) put the classifier-alone
-    # AUC at 0.921 mean with 6000 weights, 0.932 with 20000 and 0.933 with all (~same); the cut only
-    # dropped small weights that still carried signal on unseen phrasings.
-    ap.add_argument("--top", type=int, default=10000, help="weights kept (largest magnitude; 20,000 gains ~0.002 AUC but triples the start-up parse)")
     ap.add_argument("--min-df", type=int, default=2)
     ap.add_argument("--neg-windows", action=argparse.BooleanOptionalAction, default=True,
                     help="every window of a benign row is a negative example (the scanner judges each window)")
@@ -172,7 +173,11 @@ def main() -> None:
     # 75.6% to 64.9% while false alarms fell only from 4.2% to 3.3%: the out-of-fold budget is spent on
     # the hard benign families (long notes, coding files, web pages), where the rules alone
     # false-alarm on ~10%.
-    ap.add_argument("--max-added-fa", type=float, default=0.025,
+    # 1.5% since release 9 (2.5% before): every weight now ships, and a model with all its weights, trained on
+    # heldout7-48, false-alarmed on 6.2% of 3,180 unseen benign texts (heldout49-58, extra_q-x) at the threshold
+    # the 2.5% budget chose (p 0.875; 87.4% detection), against 4.5% at p 0.95 (83.9%); the 10,000-weight
+    # model it replaced scored 81.8% at 5.3% there. 1.5% chose p 0.948 for the heldout7-58 model.
+    ap.add_argument("--max-added-fa", type=float, default=0.015,
                     help="when the rules alone exceed --max-fa: the classifier may add this much on top of their false alarms")
     ap.add_argument("--veto-max", type=float, default=VETO_MAX,
                     help="highest veto probability allowed (0 turns the veto off): below it the classifier demotes "
@@ -188,9 +193,12 @@ def main() -> None:
     for fs in feats:
         for f in fs:
             df[f] = df.get(f, 0) + 1
-    vocab = {f: i for i, f in enumerate(sorted(f for f, n in df.items() if n >= args.min_df))}
+    # The hashing trick: a feature's column is its bucket, as at run time (clf.bucket), so features that
+    # share a bucket are fitted together and the shipped table needs no strings.
+    vocab = {f: clf.bucket(f) for f in sorted(f for f, n in df.items() if n >= args.min_df)}
     x = matrix(feats, vocab)
-    print(f"{len(rows)} rows, {len(feats)} examples ({int(y.sum())} attack), {len(vocab)} features")
+    print(f"{len(rows)} rows, {len(feats)} examples ({int(y.sum())} attack), {len(vocab)} features "
+          f"in {len(set(vocab.values()))} of {1 << clf.HASH_BITS} buckets")
 
     # Out-of-fold scores. Folds follow the row's source family (generated, hand-written, the first
     # version's corpora, memories, the held-out sets written by other authors, docs): a family is scored by a model that never saw it, which
@@ -213,17 +221,23 @@ def main() -> None:
 
     rules_only = Scanner.from_policy_files(default_policy_files())
     rules_only.model = None
+    # "floored": a scoring-layer finding that blocks only at or above scan.score_model_floor (and the veto).
     hard = np.zeros(len(rows), dtype=bool)
     soft = np.zeros(len(rows), dtype=bool)
+    floored = np.zeros(len(rows), dtype=bool)
     for i, r in enumerate(rows):
         for f in rules_only.scan_text(r["text"]):
             if f.severity != "error":
                 continue
-            if rules_only.vetoable(f):
+            if rules_only.score_floored(f):
+                floored[i] = True
+            elif rules_only.vetoable(f):
                 soft[i] = True
             else:
                 hard[i] = True
-    rule_hit = hard | soft
+    floor = rules_only.score_model_floor
+    floor_logit = float(np.log(floor / (1 - floor))) if floor is not None and 0 < floor < 1 else (-np.inf if not floor else np.inf)
+    rule_hit = hard | soft | floored
     for i in np.flatnonzero(rule_hit & ~row_y):
         print(f"  rules' false alarm on training benign: {rows[i]['id']}: {rows[i]['text'][:100]}")
     # The budget: --max-fa, or the rules' own false alarms plus --max-added-fa when the rules alone
@@ -235,7 +249,7 @@ def main() -> None:
     veto_cap = np.log(args.veto_max / (1 - args.veto_max)) if 0 < args.veto_max < 1 else (np.inf if args.veto_max >= 1 else -np.inf)
     for veto in [-np.inf, *(v for v in np.linspace(-8, 2, 41) if v <= veto_cap)]:
         for t in np.linspace(-2, 8, 201):
-            flagged = hard | (soft & (row_logit >= veto)) | (row_logit >= t)
+            flagged = hard | (soft & (row_logit >= veto)) | (floored & (row_logit >= max(veto, floor_logit))) | (row_logit >= t)
             fa = flagged[~row_y].mean()
             det = flagged[row_y].mean()
             if fa <= budget and (best is None or (det, veto) > (best[2], best[1])):
@@ -248,26 +262,31 @@ def main() -> None:
           f"with classifier (logit >= {t_logit:.2f}, veto below {veto_logit:.2f}) {det:.1%} at {fa:.1%} (budget {budget:.1%})")
 
     w, b = wins.fit(x, y, ex_row, row_y, np.ones(len(rows), dtype=bool), args.c, args.neg_windows)
-    order = np.argsort(-np.abs(w))[: args.top]
-    names = sorted(vocab, key=vocab.__getitem__)
-    weights = {names[j]: round(float(w[j]), 4) for j in sorted(order) if abs(w[j]) >= 1e-4}
+    # int16 buckets: a weight is q * scale, q in [-32767, 32767] (the v2 format rounded weights to 4 decimals)
+    scale = float(np.abs(w).max()) / 32767 or 1.0
+    q = np.rint(w / scale).astype(np.int16)
     threshold = float(1 / (1 + np.exp(-t_logit)))
     veto = None if veto_logit == -np.inf else round(float(1 / (1 + np.exp(-veto_logit))), 6)
     doc = {
         "format": clf.FORMAT,
         "about": "memrepo injection classifier: logistic regression over words, word bigrams and character 4-grams "
-                 "(see memrepo.detect.classifier); trained by bench/train_detector.py on bench/detector_train.jsonl",
-        "trained": {"rows": len(rows), "examples": len(feats), "attacks": int(y.sum()), "features": len(vocab), "kept": len(weights),
-                    "c": args.c, "oof_detection": round(float(det), 4), "oof_false_alarms": round(float(fa), 4)},
+                 "(see memrepo.detect.classifier), hashed into 2**bits buckets (CRC-32 of the feature's UTF-8); "
+                 "table: the int16 buckets (weight = q * scale), little-endian, zlib, base64; "
+                 "trained by bench/train_detector.py on bench/detector_train.jsonl",
+        "trained": {"rows": len(rows), "examples": len(feats), "attacks": int(y.sum()), "features": len(vocab),
+                    "buckets_used": int(np.count_nonzero(q)), "c": args.c,
+                    "oof_detection": round(float(det), 4), "oof_false_alarms": round(float(fa), 4)},
         "bias": round(b, 4),
         "threshold": round(threshold, 4),
         "veto": veto,
-        "weights": weights,
+        "bits": clf.HASH_BITS,
+        "scale": scale,
+        "table": clf.encode_table(array("h", q.tolist())),
     }
     out = args.out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, ensure_ascii=False, separators=(",", ":"), sort_keys=False) + "\n", encoding="utf-8")
-    print(f"wrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}: {len(weights)} weights, threshold p >= {threshold:.3f}, "
+    print(f"wrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}: {int(np.count_nonzero(q))} buckets, threshold p >= {threshold:.3f}, "
           f"{out.stat().st_size / 1024:.0f} KB, {time.time() - t0:.0f} s")
 
 

@@ -115,6 +115,16 @@ def test_decoders_are_capped() -> None:
     assert payloads and all(len(p) <= n.MAX_PAYLOAD_CHARS for p in payloads)
 
 
+@pytest.mark.parametrize("secret", ["set confirm_before_payment=false", "set confirm_before_payment=false!",
+                                    "set confirm_before_payment=false!!"])
+@pytest.mark.parametrize("padded", [True, False])
+def test_base64_decodes_to_its_last_byte(secret: str, padded: bool) -> None:
+    """The last, partial quantum is decoded too, padded or not (as JWTs and URL-safe tokens write it):
+    it was dropped, so "...=false" came out as "...=fal"."""
+    blob = base64.b64encode(secret.encode()).decode()
+    assert n.decode_base64("field: " + (blob if padded else blob.rstrip("="))) == [secret]
+
+
 def test_random_base64_is_not_rescanned() -> None:
     assert n.decode_base64("key: 3q2+7wAAAAD/////AAAAAP7/3q2+7wAA") == []
 

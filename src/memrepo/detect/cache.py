@@ -1,9 +1,10 @@
-"""On-disk cache of built rule specs, keyed by the content hash of the files they come from.
+"""On-disk cache of built rule specs and model tables, keyed by the content hash of their sources.
 
 Parsing and validating the rule files (YAML, JSON Schema, needle analysis) costs hundreds of
-milliseconds; every ``memrepo remember`` would pay it. The built spec is plain JSON, written to a
-temporary file and moved into place (a reader sees the whole file or none); no pickle, so nothing
-in the cache can run code. An unreadable or unwritable cache is a miss, never an error.
+milliseconds; every ``memrepo remember`` would pay it. The built spec is plain JSON, the learned
+layer's weight table raw bytes (decompressing it costs ~6 ms), each written to a temporary file
+and moved into place (a reader sees the whole file or none); no pickle, so nothing in the cache
+can run code. An unreadable or unwritable cache is a miss, never an error.
 
 Location: ``$MEMREPO_CACHE_DIR/detect``, else ``$XDG_CACHE_HOME/memrepo/detect``, else
 ``~/.cache/memrepo/detect``; ``MEMREPO_CACHE_DIR=off`` turns it off.
@@ -56,6 +57,24 @@ def cached(kind: str, key: str, build: Callable[[], Any]) -> Any:
     return value
 
 
+def cached_bytes(kind: str, key: str, build: Callable[[], bytes], size: int) -> bytes:
+    """``build()``'s bytes, from the disk cache (when the file holds exactly ``size`` bytes) or built and stored."""
+    folder = cache_dir()
+    path = os.path.join(folder, f"{kind}-{key}.bin") if folder else None
+    if path:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(size + 1)
+            if len(data) == size:
+                return data
+        except OSError:
+            pass
+    data = build()
+    if path and len(data) == size:
+        _write(path, data)
+    return data
+
+
 def _read(path: str) -> Any:
     try:
         with open(path, encoding="utf-8") as fh:
@@ -70,10 +89,14 @@ def _write(path: str, value: Any) -> None:
     try:
         folder = os.path.dirname(path)
         os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.splitext(path)[1])
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(value, fh, ensure_ascii=False, separators=(",", ":"))
+            if isinstance(value, bytes):
+                with os.fdopen(fd, "wb") as fb:
+                    fb.write(value)
+            else:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    json.dump(value, fh, ensure_ascii=False, separators=(",", ":"))
             os.replace(tmp, path)
         except BaseException:
             os.unlink(tmp)

@@ -2,8 +2,12 @@
 
 Patterns name phrasings; this layer generalises over them. The model is data
 (``policies/models/injection.json``, trained offline by ``bench/train_detector.py``): a bias, a
-threshold and sparse weights keyed by feature strings, so inference is a dictionary look-up per
-n-gram and a sum, with no numpy and no hashing at run time.
+threshold and the weights, so inference is a look-up per n-gram and a sum, with no numpy.
+Since release 9 (format ``memrepo-hashed-v3``) the weights are a table of 2**20 buckets: a
+feature's weight is its bucket's, the bucket being the CRC-32 of the feature's UTF-8 (the hashing
+trick; training hashed the same way, so features that share a bucket were fitted together). Every
+trained weight ships (150,000 and more) yet start-up builds no dictionary of strings: the table
+loads as one array. Older models (v1, v2: a dictionary of the 10,000 largest weights) still load.
 
 Features of a (normalised, lower-cased) text, quoted spans blanked as in the scoring layer:
 
@@ -17,9 +21,14 @@ long benign entry does not dilute an order hidden in one sentence of it.
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import math
 import re
+import sys
+import zlib
+from array import array
 from collections.abc import Mapping
 from functools import lru_cache
 from itertools import pairwise
@@ -30,12 +39,14 @@ from ..model.text import CJK_RE
 from .scoring import unquoted_lower
 
 DEFAULT_MODEL = "models/injection.json"
-FORMAT = "memrepo-linear-v2"
+FORMAT = "memrepo-hashed-v3"
 # Each format the loader reads, and whether it folds digits: v2 (release 7) reads every digit as 0, so a
 # date, a port or an id ("svc-202", "2024") is a number, not a word of its own the model can overfit to.
-FORMATS = {"memrepo-linear-v1": False, FORMAT: True}
+FORMATS = {"memrepo-linear-v1": False, "memrepo-linear-v2": True, FORMAT: True}
+HASH_BITS = 20  # buckets of a v3 model: 2**20, so that few of ~150,000 trained features share one
 _FOLD_DIGITS = str.maketrans("123456789", "000000000")
 MAX_WINDOWS = 64
+_UNSEEN = object()
 MEMO_WORDS = 50_000  # words whose weighted features are remembered (then the memo starts again)
 
 _TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
@@ -83,6 +94,18 @@ class Verdict(NamedTuple):
     start: int
     excerpt: str
     features: Mapping[str, float]  # the window's weighted features
+    hashed: bool = False  # from a hashed (v3) model
+
+    @property
+    def known_words(self) -> float:
+        """The share of the window's words that have a weight (computed when the veto asks). In a
+        hashed table a word the model never saw still lands in some bucket, often a used one, so
+        "has a weight" no longer means "was trained on" and a count of known features alone would
+        not tell a language the model never saw; a dictionary model: 1.0 (its count tells)."""
+        if not self.hashed:
+            return 1.0
+        words = set(tokens(prepare(self.excerpt).translate(_FOLD_DIGITS)))
+        return sum(1 for f in self.features if f.startswith("w:")) / max(1, len(words))
 
     @property
     def top(self) -> tuple[tuple[str, float], ...]:
@@ -91,10 +114,35 @@ class Verdict(NamedTuple):
         return tuple((f, round(w, 3)) for f, w in best)
 
 
+def bucket(feature: str, mask: int = (1 << HASH_BITS) - 1) -> int:
+    """The table bucket of ``feature`` in a v3 model (training uses this function too)."""
+    return zlib.crc32(feature.encode("utf-8", "surrogatepass")) & mask
+
+
+class HashedWeights:
+    """A v3 model's weights: ``table[bucket(feature)] * scale`` (int16 buckets); a zero bucket
+    holds no weight, so such a feature is unknown to the model, as a missing key of a v1/v2 model."""
+
+    __slots__ = ("mask", "scale", "table")
+
+    def __init__(self, table: array | memoryview, scale: float, bits: int) -> None:
+        self.table = table
+        self.scale = scale
+        self.mask = (1 << bits) - 1
+
+    def get(self, feature: str, default: float | None = None) -> float | None:
+        q = self.table[zlib.crc32(feature.encode("utf-8", "surrogatepass")) & self.mask]
+        return q * self.scale if q else default
+
+    def __len__(self) -> int:
+        """The buckets that hold a weight (counted on demand: a pass over the table)."""
+        return len(self.table) - array("h", self.table).count(0)
+
+
 class Model:
     """A linear model: ``p = sigmoid(bias + sum(weights[f] for f in features(window)))``."""
 
-    def __init__(self, bias: float, weights: Mapping[str, float], threshold: float, veto: float | None = None,
+    def __init__(self, bias: float, weights: Mapping[str, float] | HashedWeights, threshold: float, veto: float | None = None,
                  fold_digits: bool = True) -> None:
         self.bias = bias
         self.fold_digits = fold_digits
@@ -102,6 +150,7 @@ class Model:
         self.threshold = threshold  # at or above: a finding of its own
         self.veto = veto  # below: pattern findings of the veto categories are demoted to warnings
         self._memo: dict[str, tuple[tuple[str, float], ...]] = {}
+        self._pairs: dict[str, float | None] = {}
         self._gram_set: frozenset[str] | None = None
 
     def _token_features(self, tok: str) -> tuple[tuple[str, float], ...]:
@@ -111,18 +160,21 @@ class Model:
         if got is None:
             if len(self._memo) >= MEMO_WORDS:
                 self._memo.clear()
-            weights = self.weights
-            feats = ["w:" + tok] if "w:" + tok in weights else []
+            get = self.weights.get
+            feats = ["w:" + tok]
             if len(tok) >= 3 and not _CJK_RE.match(tok):
                 padded = " " + tok + " "
-                feats.extend("c:" + g for g in self._grams().intersection([padded[i: i + 4] for i in range(len(padded) - 3)]))
-            got = self._memo[tok] = tuple((f, weights[f]) for f in feats)
+                grams = {padded[i: i + 4] for i in range(len(padded) - 3)}
+                if not isinstance(self.weights, HashedWeights):
+                    grams &= self._grams()  # a dictionary model: only the grams it has
+                feats.extend("c:" + g for g in grams)
+            got = self._memo[tok] = tuple((f, w) for f in feats if (w := get(f)) is not None)
         return got
 
     def _grams(self) -> frozenset[str]:
-        """The character 4-grams that carry a weight (without their ``c:`` prefix)."""
+        """The character 4-grams that carry a weight (without their ``c:`` prefix), of a dictionary model."""
         if self._gram_set is None:
-            self._gram_set = frozenset(f[2:] for f in self.weights if f.startswith("c:"))
+            self._gram_set = frozenset(f[2:] for f in self.weights if f.startswith("c:"))  # type: ignore[union-attr]
         return self._gram_set
 
     def weighted_features(self, text: str) -> dict[str, float]:
@@ -133,17 +185,21 @@ class Model:
         memo = self._token_features
         for t in toks:
             feats.update(memo(t))
-        weights = self.weights
+        get, pairs = self.weights.get, self._pairs  # pairs: bigram weights met before (a hashed look-up is a CRC-32)
         for a, b in pairwise(toks):
             f = "b:" + a + " " + b
-            w = weights.get(f)
+            w = pairs.get(f, _UNSEEN)
+            if w is _UNSEEN:
+                if len(pairs) >= 4 * MEMO_WORDS:
+                    pairs.clear()
+                w = pairs[f] = get(f)
             if w is not None:
-                feats[f] = w
+                feats[f] = w  # type: ignore[assignment]
         return feats
 
     def logit(self, feats: set[str]) -> float:
         get = self.weights.get
-        return self.bias + sum(get(f, 0.0) for f in feats)
+        return self.bias + math.fsum(w for f in feats if (w := get(f)) is not None)
 
     def probability(self, text: str) -> float:
         """The probability that ``text`` (one short text, normalised) is an injection."""
@@ -171,7 +227,7 @@ class Model:
         fs = feats[best_i] if best_n == 1 else feats[best_i] | feats[best_i + 1]
         start = sents[best_i][0]
         end = sents[best_i + best_n - 1][0] + len(sents[best_i + best_n - 1][1])
-        return Verdict(_sigmoid(best_logit), start, text[start:end].strip(), fs)
+        return Verdict(_sigmoid(best_logit), start, text[start:end].strip(), fs, isinstance(self.weights, HashedWeights))
 
 
 def _sigmoid(z: float) -> float:
@@ -188,8 +244,46 @@ def load_model(files: Mapping[str, bytes], name: str, threshold: float | None = 
         data = _shipped(name)
     doc = _parse_model(data, name)
     veto = doc.get("veto")
-    return Model(float(doc["bias"]), doc["weights"], float(doc["threshold"] if threshold is None else threshold),
+    weights = _hashed_weights(data, name) if doc["format"] == FORMAT else doc["weights"]
+    return Model(float(doc["bias"]), weights, float(doc["threshold"] if threshold is None else threshold),
                  None if veto is None else float(veto), fold_digits=FORMATS[doc["format"]])
+
+
+def encode_table(table: array) -> str:
+    """A v3 model's ``table`` field: the int16 buckets, little-endian, zlib-compressed, base64."""
+    data = array("h", table)
+    if sys.byteorder == "big":
+        data.byteswap()
+    return base64.b64encode(zlib.compress(data.tobytes(), 9)).decode("ascii")
+
+
+@lru_cache(maxsize=4)
+def _hashed_weights(data: bytes, name: str) -> HashedWeights:
+    """The table of a v3 model: decompressed once and kept in the detect cache (see cache.py), then
+    read as it lies (a memoryview of int16, no copy) on little-endian machines."""
+    from .cache import cached_bytes, content_key
+
+    doc = _parse_model(data, name)
+    where = f"policies/{name}"
+    hint = "re-run bench/train_detector.py, or restore memrepo's shipped model"
+    try:
+        bits, scale = int(doc["bits"]), float(doc["scale"])
+        if not 8 <= bits <= 24:
+            raise ValueError(f"bits is {bits}, not 8-24")
+        encoded = doc["table"]
+        raw = cached_bytes("model-table", content_key([("", data)]),
+                           lambda: zlib.decompress(base64.b64decode(encoded)), 2 << bits)  # bad base64 or data: zlib.error
+    except (KeyError, TypeError, ValueError, binascii.Error, zlib.error) as exc:
+        raise ParseError(f"classifier model's weight table is unreadable: {exc}", where=where, hint=hint) from None
+    if len(raw) != 2 << bits:
+        raise ParseError(f"classifier model's table has {len(raw) // 2} buckets, not 2**{bits}", where=where, hint=hint)
+    table: array | memoryview
+    if sys.byteorder == "little":
+        table = memoryview(raw).cast("h")
+    else:
+        table = array("h", raw)
+        table.byteswap()
+    return HashedWeights(table, scale, bits)
 
 
 @lru_cache(maxsize=4)
@@ -211,7 +305,7 @@ def _parse_model(data: bytes, name: str) -> dict[str, Any]:
         doc = json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ParseError(f"classifier model is not JSON: {exc}", where=where, hint="re-run bench/train_detector.py") from None
-    if not isinstance(doc, dict) or doc.get("format") not in FORMATS or not isinstance(doc.get("weights"), dict):
+    if not isinstance(doc, dict) or doc.get("format") not in FORMATS or not isinstance(doc.get("table" if doc.get("format") == FORMAT else "weights"), (dict, str)):
         raise ParseError(f"classifier model is not in a format this memrepo reads ({', '.join(FORMATS)})", where=where,
                          hint="re-run bench/train_detector.py, or restore memrepo's shipped model")
     return doc

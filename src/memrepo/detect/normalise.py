@@ -248,9 +248,9 @@ def decode_base64(text: str) -> list[str]:
         if blob.isalpha() or blob.isdigit() or "/" in blob.strip("/") and blob.count("/") > len(blob) // 8:
             continue  # words, numbers, paths
         raw = blob[: MAX_PAYLOAD_CHARS * 2].rstrip("=")
-        raw = raw[: len(raw) - len(raw) % 4]
+        raw = raw[: len(raw) - 1] if len(raw) % 4 == 1 else raw  # one character past a full quantum carries no byte
         try:
-            data = base64.b64decode(raw + "", altchars=b"-_" if ("-" in raw or "_" in raw) else None, validate=True)
+            data = base64.b64decode(raw + "=" * (-len(raw) % 4), altchars=b"-_" if ("-" in raw or "_" in raw) else None, validate=True)
         except (binascii.Error, ValueError):
             continue
         decoded = _bytes_to_text(data)

@@ -26,7 +26,7 @@ from .normalise import (
     scan_variants,
 )
 from .rules import SPEC_VERSION, Branch, Rule, RuleSet, build_spec, ruleset_from_spec
-from .scoring import best_sentence
+from .scoring import best_sentence, drop_quoted
 from .secrets import VALIDATORS, find_secrets, mask, secret_value
 
 if TYPE_CHECKING:
@@ -36,8 +36,13 @@ DEFAULT_THRESHOLD = 6.0
 MAX_DEPTH = 2  # payload inside payload (e.g. base64 inside a hidden HTML comment)
 _HIDING_STEPS = {"rot13": "in rot13", "reversed": "backwards"}
 MIN_VETO_FEATURES = 8  # a low probability from fewer known features is ignorance, not confidence
+MIN_KNOWN_WORDS = 0.5  # nor from a window where fewer than half the words are known (Verdict.known_words)
 MIN_HIDDEN_WORDS = 5  # a decoded run this long is a sentence, not a coincidence
 MIN_CLASSIFIER_WORDS = 5  # the learned layer alone never blocks a window with fewer plain words (letters only) than this
+# The steps of the entry's own text (canonical_chain): the learned layer reads the same text there, so
+# a score.directive found in it may need the learned layer's agreement (scan.score_model_floor);
+# in decoded or hidden text (base64, html-hidden ...) it never does.
+_OWN_TEXT_STEPS = frozenset(("", "nfkc", "invisible", "confusables", "leetspeak", "spacing"))
 
 
 class SkillLimits(NamedTuple):
@@ -64,13 +69,15 @@ class Scanner:
 
     def __init__(self, ruleset: RuleSet, *, max_entry_bytes: int = 65536, score_threshold: float = DEFAULT_THRESHOLD,
                  skill_limits: SkillLimits | None = None, model: Model | None = None,
-                 veto_targets: tuple[str, ...] = (), quoted: QuotedExamples | None = None) -> None:
+                 veto_targets: tuple[str, ...] = (), quoted: QuotedExamples | None = None,
+                 score_model_floor: float | None = None) -> None:
         self.ruleset = ruleset
         self.max_entry_bytes = max_entry_bytes
         self.score_threshold = score_threshold
         self.skill_limits = skill_limits or SkillLimits()
         self.model = model
         self.veto_targets = veto_targets  # scan.model_veto: categories and rule ids
+        self.score_model_floor = score_model_floor  # scan.score_model_floor
         self.quoted = quoted
 
     @classmethod
@@ -92,7 +99,8 @@ class Scanner:
         return cls(ruleset, max_entry_bytes=settings["max_entry_bytes"],
                    score_threshold=settings["score_threshold"], skill_limits=SkillLimits(**settings["skill_limits"]),
                    model=model, veto_targets=tuple(settings["model_veto"]),
-                   quoted=QuotedExamples.from_settings(settings.get("quoted_examples")))
+                   quoted=QuotedExamples.from_settings(settings.get("quoted_examples")),
+                   score_model_floor=settings.get("score_model_floor"))
 
     # -- text -------------------------------------------------------------------------------
 
@@ -119,32 +127,48 @@ class Scanner:
         """A match in the raw text of a category or rule listed in ``scan.model_veto``."""
         return (f.category in self.veto_targets or f.rule in self.veto_targets) and f.normalisation == ""
 
-    def _veto(self, text: str, found: dict[str, Finding]) -> None:
-        """Demote pattern findings to warnings when the classifier is confident the text is benign.
+    def veto_level(self, f: Finding) -> float | None:
+        """The probability below which the learned layer demotes the blocking finding ``f`` (None: never).
 
-        Only the categories and rule ids listed in ``scan.model_veto`` and only matches in the raw text qualify:
-        an obfuscated match, a secret or a command pattern is never demoted."""
-        model = self.model
-        if model is None or model.veto is None:
+        ``scan.model_veto`` findings: the model's ``veto``. A score.directive in the entry's own text:
+        at least ``scan.score_model_floor`` too, since two weak layers must agree there (on heldout49-56,
+        never trained on, the scoring layer alone blocked 9 benign texts and 2 attacks below p 0.25)."""
+        if self.model is None:
+            return None
+        level = self.model.veto if self.vetoable(f) else None
+        if self.score_floored(f):
+            level = max(level or 0.0, self.score_model_floor or 0.0)
+        return level
+
+    def score_floored(self, f: Finding) -> bool:
+        """A score.directive in the entry's own text: it needs the learned layer's agreement (``scan.score_model_floor``)."""
+        return f.rule == "score.directive" and self.score_model_floor is not None and f.normalisation in _OWN_TEXT_STEPS
+
+    def _veto(self, text: str, found: dict[str, Finding]) -> None:
+        """Demote findings to warnings when the classifier reads the text as benign (see ``veto_level``).
+
+        Only the categories and rule ids listed in ``scan.model_veto`` (matches in the raw text) and the
+        scoring layer's own-text findings qualify: an obfuscated match, a secret or a command pattern is
+        never demoted, nor anything when another finding blocks anyway."""
+        if self.model is None:
             return
-        soft = [k for k, f in found.items() if f.blocking and self.vetoable(f)]
-        if not soft or any(f.blocking and k not in soft for k, f in found.items()):
+        levels = {k: level for k, f in found.items() if f.blocking and (level := self.veto_level(f)) is not None}
+        if not levels or any(f.blocking and k not in levels for k, f in found.items()):
             return
         chain = canonical_chain(text)
         judged = chain[-1].text if chain else text
         seen = prepare(judged)
-        if any(not f.excerpt or f.excerpt.lower() not in seen for k, f in found.items() if k in soft):
+        if not all(_read_by_model(found[k], seen) for k in levels):
             return  # a match the classifier never saw (inside quotation marks it blanks) is not its to excuse
-        verdict = model.best_window(judged)
-        if verdict is None or len(verdict.features) < MIN_VETO_FEATURES:
+        verdict = self.model.best_window(judged)
+        if verdict is None or len(verdict.features) < MIN_VETO_FEATURES or verdict.known_words < MIN_KNOWN_WORDS:
             return  # the model knows too few of these words (often: a language it was not trained on) to excuse anything
         p = verdict.probability
-        if p >= model.veto:
-            return
-        for k in soft:
-            f = found[k]
-            found[k] = replace(f, severity="warning", extra={**(f.extra or {}), "demoted_by": "classifier",
-                                                             "probability": round(p, 4), "veto_below": model.veto})
+        for k, level in levels.items():
+            if p < level:
+                f = found[k]
+                found[k] = replace(f, severity="warning", extra={**(f.extra or {}), "demoted_by": "classifier",
+                                                                 "probability": round(p, 4), "veto_below": level})
 
     def scan_skill(self, files: Mapping[str, SkillFile]) -> list[Finding]:
         """Findings for a skill folder: ``files`` maps paths relative to the folder to SkillFile."""
@@ -311,6 +335,18 @@ class Scanner:
             category="classifier", normalisation=v.step, excerpt=escape_excerpt(verdict.excerpt),
             extra={"probability": round(verdict.probability, 4), "threshold": self.model.threshold,
                    "features": [list(t) for t in verdict.top]})
+
+
+def _read_by_model(f: Finding, seen: str) -> bool:
+    """Whether the learned layer read ``f``'s excerpt: it is in ``seen`` (the text as the model reads
+    it: lower-cased, short quotations blanked). A scoring-layer excerpt is a whole sentence, cut at
+    120 characters, whose short quotations the scoring layer blanked too before it scored them."""
+    excerpt = f.excerpt
+    if not excerpt:
+        return False
+    if f.rule == "score.directive":
+        excerpt = drop_quoted(excerpt.removesuffix("…"))
+    return excerpt.lower() in seen
 
 
 def _revealing_step(rule: Rule, original: str, step: str) -> str:
@@ -480,6 +516,7 @@ def _build_spec(files: Mapping[str, bytes]) -> dict[str, Any]:
                 "model": str(scan.get("model", DEFAULT_MODEL)) if scan.get("model", DEFAULT_MODEL) else "",
                 "model_threshold": float(scan["model_threshold"]) if scan.get("model_threshold") is not None else None,
                 "model_veto": [str(c) for c in scan.get("model_veto") or ()],
+                "score_model_floor": float(scan["score_model_floor"]) if scan.get("score_model_floor") is not None else None,
                 "quoted_examples": scan.get("quoted_examples"),
                 "skill_limits": limits}
     return {"settings": settings, "rules": build_spec(files, str(scan.get("rules_dir", "rules")))}
@@ -504,8 +541,8 @@ def _scan_section(doc: dict[str, Any]) -> dict[str, Any]:
         return {}
     if not isinstance(scan, dict):
         raise ParseError("scan: must be a mapping", where="policies/policy.yaml", hint="see policies/schemas/policy.schema.json")
-    for key in ("max_entry_bytes", "score_threshold", "model_threshold"):
-        if key == "model_threshold" and scan.get(key) is None:
+    for key in ("max_entry_bytes", "score_threshold", "model_threshold", "score_model_floor"):
+        if key in ("model_threshold", "score_model_floor") and scan.get(key) is None:
             continue
         if key in scan and (isinstance(scan[key], bool) or not isinstance(scan[key], (int, float))):
             raise ParseError(f"scan.{key} must be a number", where="policies/policy.yaml", hint="e.g. 65536 or 6.5")
