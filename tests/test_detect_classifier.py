@@ -116,7 +116,7 @@ def test_hashed_model_reads_weights_from_its_table() -> None:
     assert model.best_window("Weather is fine.").features == {}  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("change", [{"table": "not base64!"}, {"table": "AAAA"}, {"bits": 30}, {"scale": None}])
+@pytest.mark.parametrize("change", [{"table": "not base64!"}, {"table": "AAAA"}, {"table": {"w:a": 1}}, {"bits": 30}, {"scale": None}])
 def test_unreadable_weight_table_is_a_parse_error(change: dict[str, object]) -> None:
     files = _files(model="models/m.json")
     files["models/m.json"] = _hashed_model({"w:ignore": 2.0}, **change)

@@ -131,12 +131,8 @@ class HashedWeights:
         self.mask = (1 << bits) - 1
 
     def get(self, feature: str, default: float | None = None) -> float | None:
-        q = self.table[zlib.crc32(feature.encode("utf-8", "surrogatepass")) & self.mask]
+        q = self.table[bucket(feature, self.mask)]
         return q * self.scale if q else default
-
-    def __len__(self) -> int:
-        """The buckets that hold a weight (counted on demand: a pass over the table)."""
-        return len(self.table) - array("h", self.table).count(0)
 
 
 class Model:
@@ -305,7 +301,8 @@ def _parse_model(data: bytes, name: str) -> dict[str, Any]:
         doc = json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ParseError(f"classifier model is not JSON: {exc}", where=where, hint="re-run bench/train_detector.py") from None
-    if not isinstance(doc, dict) or doc.get("format") not in FORMATS or not isinstance(doc.get("table" if doc.get("format") == FORMAT else "weights"), (dict, str)):
+    if not isinstance(doc, dict) or doc.get("format") not in FORMATS or \
+            not (isinstance(doc.get("table"), str) if doc["format"] == FORMAT else isinstance(doc.get("weights"), dict)):
         raise ParseError(f"classifier model is not in a format this memrepo reads ({', '.join(FORMATS)})", where=where,
                          hint="re-run bench/train_detector.py, or restore memrepo's shipped model")
     return doc
