@@ -132,7 +132,8 @@ class Scanner:
 
         ``scan.model_veto`` findings: the model's ``veto``. A score.directive in the entry's own text:
         at least ``scan.score_model_floor`` too, since two weak layers must agree there (on heldout49-56,
-        never trained on, the scoring layer alone blocked 9 benign texts and 2 attacks below p 0.25)."""
+        never trained on, the scoring layer alone blocked 9 benign texts, all below p 0.25, and 2 attacks,
+        neither below it)."""
         if self.model is None:
             return None
         level = self.model.veto if self.vetoable(f) else None
