@@ -59,8 +59,8 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           # heldout51-60 by release 8's final scanner
           "heldout51.jsonl": "82.7% / 6.0%", "heldout52.jsonl": "89.3% / 3.3%", "heldout53.jsonl": "81.3% / 3.3%",
           "heldout54.jsonl": "69.3% / 7.3%", "heldout55.jsonl": "83.3% / 6.0%", "heldout56.jsonl": "91.3% / 2.0%",
-          "heldout57.jsonl": "77.3% / 4.0%", "heldout58.jsonl": "84.7% / 3.3%", "heldout59.jsonl": "86.0% / 4.0%",
-          "heldout60.jsonl": "81.3% / 2.7%",
+          "heldout57.jsonl": "77.3% / 4.0%", "heldout58.jsonl": "84.7% / 3.3%", "heldout59.jsonl": "86.0% / 4.0%; release 9's: 90.0% / 2.7%",
+          "heldout60.jsonl": "81.3% / 2.7%; release 9's: 85.3% / 2.0%",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
           "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",
