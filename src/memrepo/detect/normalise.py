@@ -354,6 +354,10 @@ def hidden_html_spans(text: str) -> list[tuple[int, int]]:
 
 
 _CLEAN_STEPS = ("nfkc", "invisible", "confusables")
+# The canonical chain's steps in order: the clean ones, then the fully normalised ones.
+_CHAIN = (("nfkc", nfkc), ("invisible", strip_invisible), ("confusables", fold_confusables),
+          ("leetspeak", unleet), ("spacing", collapse_spacing))
+CHAIN_STEPS = tuple(step for step, _ in _CHAIN)
 
 
 def canonical_chain(text: str) -> list[Variant]:
@@ -366,8 +370,7 @@ def _chain(text: str) -> tuple[Variant, ...]:
     """One scan asks for its text's chain several times (patterns, scoring, the revealing step)."""
     out: list[Variant] = []
     current = text
-    for step, fn in (("nfkc", nfkc), ("invisible", strip_invisible), ("confusables", fold_confusables),
-                     ("leetspeak", unleet), ("spacing", collapse_spacing)):
+    for step, fn in _CHAIN:
         nxt = fn(current)
         if nxt != current:
             out.append(Variant(step, nxt))

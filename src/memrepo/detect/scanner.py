@@ -16,6 +16,7 @@ from .cache import cached, content_key
 from .classifier import DEFAULT_MODEL, Model, load_model, prepare, tokens
 from .needles import TextIndex, text_index
 from .normalise import (
+    CHAIN_STEPS,
     Variant,
     canonical_chain,
     clean,
@@ -42,7 +43,7 @@ MIN_CLASSIFIER_WORDS = 5  # the learned layer alone never blocks a window with f
 # The steps of the entry's own text (canonical_chain): the learned layer reads the same text there, so
 # a score.directive found in it may need the learned layer's agreement (scan.score_model_floor);
 # in decoded or hidden text (base64, html-hidden ...) it never does.
-_OWN_TEXT_STEPS = frozenset(("", "nfkc", "invisible", "confusables", "leetspeak", "spacing"))
+_OWN_TEXT_STEPS = frozenset(("", *CHAIN_STEPS))
 
 
 class SkillLimits(NamedTuple):
