@@ -29,7 +29,8 @@ HELDOUT = {2: "tuned on", 3: "tuned on", 4: "tuned on", 5: "tuned and trained on
            **{n: "rules informed by it, trained on" for n in range(7, 28)}, 28: "trained on, rules never tuned on it",
            **{n: "rules informed by it, trained on" for n in range(29, 49)},
            **{n: "trained on, rules never tuned on it" for n in range(49, 59)},
-           **{n: "never tuned or trained on" for n in range(59, 61)}}
+           **{n: "rules informed by it, trained on" for n in range(59, 64)},
+           **{n: "never tuned or trained on" for n in range(64, 67)}}
 EXTRA = sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))  # written for training only
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
 UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
@@ -61,6 +62,12 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "heldout54.jsonl": "69.3% / 7.3%", "heldout55.jsonl": "83.3% / 6.0%", "heldout56.jsonl": "91.3% / 2.0%",
           "heldout57.jsonl": "77.3% / 4.0%", "heldout58.jsonl": "84.7% / 3.3%", "heldout59.jsonl": "86.0% / 4.0%; release 9's: 90.0% / 2.7%",
           "heldout60.jsonl": "81.3% / 2.7%; release 9's: 85.3% / 2.0%",
+          # heldout61-63 by release 9's final scanner
+          "heldout61.jsonl": "90.7% / 4.7%", "heldout62.jsonl": "87.3% / 2.7%", "heldout63.jsonl": "86.0% / 1.3%",
+          # heldout64-66 by release 9's final scanner, then once by release 10's
+          "heldout64.jsonl": "87.3% / 0.7%; release 10's: 89.3% / 0.7%",
+          "heldout65.jsonl": "89.3% / 7.3%; release 10's: 89.3% / 8.0%",
+          "heldout66.jsonl": "84.0% / 2.7%; release 10's: 84.7% / 2.0%",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
           "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",
@@ -70,7 +77,9 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           # release 8's model (s-x with the score floor of release 9's first commit)
           "extra_q.jsonl": "81.4% / 3.3%", "extra_r.jsonl": "80.0% / 8.1%", "extra_s.jsonl": "67.6% / 3.8%",
           "extra_t.jsonl": "83.8% / 5.2%", "extra_u.jsonl": "89.0% / 7.6%", "extra_v.jsonl": "88.1% / 12.4%",
-          "extra_w.jsonl": "71.4% / 3.3%", "extra_x.jsonl": "81.9% / 6.7%"}
+          "extra_w.jsonl": "71.4% / 3.3%", "extra_x.jsonl": "81.9% / 6.7%",
+          # release 9's final scanner
+          "extra_y.jsonl": "79.0% / 3.8%", "extra_z.jsonl": "68.1% / 4.8%"}
 TRAIN = ROOT / "bench" / "detector_train.jsonl"
 MEMORIES = ROOT / "bench" / "recall_entries.jsonl"  # everyday memory entries (the recall bench's), all benign
 BASE_CMD = "import memrepo.model.entry"
@@ -206,7 +215,8 @@ def main() -> None:
     print(f"median scan time per corpus attack text (short): memrepo {ours_attacks:.3f} ms")
     corpora = (("dev corpus", args.corpus), ("own corpus", OWN),
                *((f"held-out {n} ({status})", DETECT / f"heldout{n}.jsonl") for n, status in HELDOUT.items()),
-               *((f"training set {p.stem} (training data; rules tuned on them)", p) for p in EXTRA), ("training corpus", TRAIN))
+               *((f"training set {p.stem} (training data; rules {'never ' if p.stem >= 'extra_q' else ''}tuned on it)", p)
+                 for p in EXTRA), ("training corpus", TRAIN))
     for name, path in corpora:
         if not path.exists():
             continue

@@ -22,7 +22,10 @@ into memory; extra_q jobs no corpus covered (travel, HR, real estate, logistics,
 fundraising); extra_r the hardest cases again; extra_s and extra_t 60% in languages the others barely
 have (Korean, Vietnamese, Indonesian, Turkish, Polish, Dutch, Swedish; Portuguese, Italian, Russian,
 Ukrainian, Arabic, Hindi); extra_u DevOps tool output; extra_v security teams' notes quoting attacks;
-extra_w a personal assistant's facts and preferences; extra_x enterprise back-office agents.
+extra_w a personal assistant's facts and preferences; extra_x enterprise back-office agents;
+extra_y insurance, banking and accounting operations (policy-shaped attacks with no alarming word);
+extra_z 60% in Korean, Vietnamese, Thai, Indonesian, Hebrew, Greek, Czech, Romanian, Hungarian,
+Finnish, Malay and Swahili.
 Each was measured once by the scanner of its day before it joined (bench/bench_scan.py).
 DOMAIN_BENIGN / DOMAIN_ATTACKS (below) are hand-written agent-domain texts (support, finance, HR,
 sales, calendars, research, ops): owner facts and standing instructions that use attack vocabulary,
@@ -51,8 +54,9 @@ DETECT = ROOT / "tests" / "data" / "detect"
 # measurement). heldout29-31 followed after their round. heldout32-42 joined in release 7, each after its
 # one unseen measurement and its rule round, and only once fresh sets (heldout37-40, then heldout41-44)
 # had been commissioned to take their place. heldout43-48 joined in release 8, heldout49-58 in release 9
-# (rules never tuned on them), each after its one unseen measurement. heldout59 on measure generalisation.
-TRAINED_UP_TO = 58
+# (rules never tuned on them), each after its one unseen measurement; heldout59-63 in release 10, after
+# theirs and a rule round on their misses. heldout64 onward measure generalisation.
+TRAINED_UP_TO = 63
 OWN = [DETECT / "corpus.jsonl", DETECT / "holdout.jsonl", DETECT / "heldout2.jsonl", DETECT / "heldout3.jsonl",
        DETECT / "heldout4.jsonl", DETECT / "heldout5.jsonl", DETECT / "heldout6.jsonl", *sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl")),
        *(DETECT / f"heldout{n}.jsonl" for n in range(7, TRAINED_UP_TO + 1))]
