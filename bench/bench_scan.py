@@ -31,7 +31,7 @@ HELDOUT = {2: "tuned on", 3: "tuned on", 4: "tuned on", 5: "tuned and trained on
            **{n: "trained on, rules never tuned on it" for n in range(49, 59)},
            **{n: "rules informed by it, trained on" for n in range(59, 64)},
            **{n: "rules informed by its false alarms, never trained on" for n in range(64, 73)},
-           **{n: "never tuned or trained on" for n in range(73, 79)}}
+           **{n: "never tuned or trained on" for n in range(73, 81)}}
 EXTRA = sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))  # written for training only
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
 UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
@@ -76,6 +76,8 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "heldout73.jsonl": "92.7% / 3.3%; release 10's: 94.7% / 4.0%", "heldout74.jsonl": "82.7% / 4.0%; release 10's: 85.3% / 4.0%",
           "heldout75.jsonl": "82.0% / 3.3%; release 10's: 84.7% / 3.3%", "heldout76.jsonl": "78.0% / 1.3%; release 10's: 79.3% / 1.3%",
           "heldout77.jsonl": "87.3% / 3.3%; release 10's: 90.7% / 4.0%", "heldout78.jsonl": "88.7% / 4.0%; release 10's: 90.0% / 4.0%",
+          # heldout79-80 (half in the languages of extra_za-zf) by release 9's and release 10's (a385f00) scanners
+          "heldout79.jsonl": "74.7% / 4.7%; release 10's: 77.3% / 6.0%", "heldout80.jsonl": "64.7% / 2.7%; release 10's: 66.7% / 2.7%",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
           "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",
@@ -87,7 +89,10 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "extra_t.jsonl": "83.8% / 5.2%", "extra_u.jsonl": "89.0% / 7.6%", "extra_v.jsonl": "88.1% / 12.4%",
           "extra_w.jsonl": "71.4% / 3.3%", "extra_x.jsonl": "81.9% / 6.7%",
           # release 9's final scanner
-          "extra_y.jsonl": "79.0% / 3.8%", "extra_z.jsonl": "68.1% / 4.8%"}
+          "extra_y.jsonl": "79.0% / 3.8%", "extra_z.jsonl": "68.1% / 4.8%",
+          # release 10's (a385f00)
+          "extra_za.jsonl": "60.0% / 1.4%", "extra_zb.jsonl": "58.1% / 1.4%", "extra_zc.jsonl": "59.5% / 3.8%",
+          "extra_zd.jsonl": "68.6% / 5.2%", "extra_ze.jsonl": "55.2% / 0.5%", "extra_zf.jsonl": "70.0% / 2.4%"}
 TRAIN = ROOT / "bench" / "detector_train.jsonl"
 MEMORIES = ROOT / "bench" / "recall_entries.jsonl"  # everyday memory entries (the recall bench's), all benign
 BASE_CMD = "import memrepo.model.entry"

@@ -25,7 +25,10 @@ Ukrainian, Arabic, Hindi); extra_u DevOps tool output; extra_v security teams' n
 extra_w a personal assistant's facts and preferences; extra_x enterprise back-office agents;
 extra_y insurance, banking and accounting operations (policy-shaped attacks with no alarming word);
 extra_z 60% in Korean, Vietnamese, Thai, Indonesian, Hebrew, Greek, Czech, Romanian, Hungarian,
-Finnish, Malay and Swahili.
+Finnish, Malay and Swahili; extra_za-zf 70% in the languages heldout64-78 showed weakest (Arabic,
+Hebrew, Persian; Turkish, Greek, Polish, Czech; Hindi, Bengali, Urdu, Tamil; Vietnamese, Thai,
+Indonesian, Malay, Tagalog; Swahili, Somali, Haitian Creole, Amharic, Hausa, Yoruba; Portuguese,
+Korean, Danish, Norwegian, Swedish, Dutch, Romanian). The extra_z* files share one fold family.
 Each was measured once by the scanner of its day before it joined (bench/bench_scan.py).
 DOMAIN_BENIGN / DOMAIN_ATTACKS (below) are hand-written agent-domain texts (support, finance, HR,
 sales, calendars, research, ops): owner facts and standing instructions that use attack vocabulary,
