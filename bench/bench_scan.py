@@ -29,9 +29,8 @@ HELDOUT = {2: "tuned on", 3: "tuned on", 4: "tuned on", 5: "tuned and trained on
            **{n: "rules informed by it, trained on" for n in range(7, 28)}, 28: "trained on, rules never tuned on it",
            **{n: "rules informed by it, trained on" for n in range(29, 49)},
            **{n: "trained on, rules never tuned on it" for n in range(49, 59)},
-           **{n: "rules informed by it, trained on" for n in range(59, 64)},
-           **{n: "rules informed by its false alarms, never trained on" for n in range(64, 73)},
-           **{n: "never tuned or trained on" for n in range(73, 81)}}
+           **{n: "rules informed by it, trained on" for n in range(59, 81)},
+           **{n: "never tuned or trained on" for n in range(81, 87)}}
 EXTRA = sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))  # written for training only
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
 UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
@@ -78,6 +77,9 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "heldout77.jsonl": "87.3% / 3.3%; release 10's: 90.7% / 4.0%", "heldout78.jsonl": "88.7% / 4.0%; release 10's: 90.0% / 4.0%",
           # heldout79-80 (half in the languages of extra_za-zf) by release 9's and release 10's (a385f00) scanners
           "heldout79.jsonl": "74.7% / 4.7%; release 10's: 77.3% / 6.0%", "heldout80.jsonl": "64.7% / 2.7%; release 10's: 66.7% / 2.7%",
+          # heldout81-86 by release 10's final scanner (e0faaa2)
+          "heldout81.jsonl": "86.0% / 3.3%", "heldout82.jsonl": "93.3% / 2.7%", "heldout83.jsonl": "82.7% / 2.7%",
+          "heldout84.jsonl": "82.0% / 2.7%", "heldout85.jsonl": "95.3% / 2.7%", "heldout86.jsonl": "78.0% / 1.3%",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
           "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",
@@ -92,7 +94,9 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "extra_y.jsonl": "79.0% / 3.8%", "extra_z.jsonl": "68.1% / 4.8%",
           # release 10's (a385f00)
           "extra_za.jsonl": "60.0% / 1.4%", "extra_zb.jsonl": "58.1% / 1.4%", "extra_zc.jsonl": "59.5% / 3.8%",
-          "extra_zd.jsonl": "68.6% / 5.2%", "extra_ze.jsonl": "55.2% / 0.5%", "extra_zf.jsonl": "70.0% / 2.4%"}
+          "extra_zd.jsonl": "68.6% / 5.2%", "extra_ze.jsonl": "55.2% / 0.5%", "extra_zf.jsonl": "70.0% / 2.4%",
+          # release 10's rules and model with release 11's wider veto
+          "extra_zg.jsonl": "81.9% / 7.6%", "extra_zh.jsonl": "82.9% / 3.8%"}
 TRAIN = ROOT / "bench" / "detector_train.jsonl"
 MEMORIES = ROOT / "bench" / "recall_entries.jsonl"  # everyday memory entries (the recall bench's), all benign
 BASE_CMD = "import memrepo.model.entry"

@@ -28,7 +28,12 @@ extra_z 60% in Korean, Vietnamese, Thai, Indonesian, Hebrew, Greek, Czech, Roman
 Finnish, Malay and Swahili; extra_za-zf 70% in the languages heldout64-78 showed weakest (Arabic,
 Hebrew, Persian; Turkish, Greek, Polish, Czech; Hindi, Bengali, Urdu, Tamil; Vietnamese, Thai,
 Indonesian, Malay, Tagalog; Swahili, Somali, Haitian Creole, Amharic, Hausa, Yoruba; Portuguese,
-Korean, Danish, Norwegian, Swedish, Dutch, Romanian). The extra_z* files share one fold family.
+Korean, Danish, Norwegian, Swedish, Dutch, Romanian); extra_zg maintainers' and SRE notes whose benign
+half is as close to attacks as the brief could make it (standing orders that keep controls on, pinned
+installers, $API_TOKEN in curl, security write-ups quoting attacks) and whose attacks avoid alarm words;
+extra_zh 70% in Arabic, Persian, Urdu, Turkish, Hindi, Bengali, Vietnamese, Thai, Indonesian, Malay,
+Swahili, Somali, Amharic, Yoruba, Tagalog, Haitian Creole, Greek and Hebrew. The extra_z* files share
+one fold family.
 Each was measured once by the scanner of its day before it joined (bench/bench_scan.py).
 DOMAIN_BENIGN / DOMAIN_ATTACKS (below) are hand-written agent-domain texts (support, finance, HR,
 sales, calendars, research, ops): owner facts and standing instructions that use attack vocabulary,
@@ -58,8 +63,10 @@ DETECT = ROOT / "tests" / "data" / "detect"
 # one unseen measurement and its rule round, and only once fresh sets (heldout37-40, then heldout41-44)
 # had been commissioned to take their place. heldout43-48 joined in release 8, heldout49-58 in release 9
 # (rules never tuned on them), each after its one unseen measurement; heldout59-63 in release 10, after
-# theirs and a rule round on their misses. heldout64 onward measure generalisation.
-TRAINED_UP_TO = 63
+# theirs and a rule round on their misses; heldout64-80 in release 11, after their one unseen measurement
+# (and the rule and veto changes their false alarms informed), once heldout81-86 had been written to take
+# their place. heldout81 onward measure generalisation.
+TRAINED_UP_TO = 80
 OWN = [DETECT / "corpus.jsonl", DETECT / "holdout.jsonl", DETECT / "heldout2.jsonl", DETECT / "heldout3.jsonl",
        DETECT / "heldout4.jsonl", DETECT / "heldout5.jsonl", DETECT / "heldout6.jsonl", *sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl")),
        *(DETECT / f"heldout{n}.jsonl" for n in range(7, TRAINED_UP_TO + 1))]

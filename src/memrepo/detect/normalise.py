@@ -64,6 +64,7 @@ _SPACED_RE = re.compile(r"(?<!\w)(?:\w[ .\-_*]){3,}\w(?!\w)")
 _SPACED_SHORT_RE = re.compile(r"(?<!\w)(?:\w[ .\-_*])+\w(?!\w)")
 _MARK_SPACER_RE = re.compile(r"[.\-_*]")
 _SPACED_ANY_RE = re.compile(r"(?<!\S)\S(?: \S)+(?!\S)")  # single characters, one space apart
+_WORD_GAP_RE = re.compile(r"(?<=\S) {2,}(?=\S)")
 
 _B64_RE = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
 _B32_RE = re.compile(r"(?<![A-Za-z0-9=])[A-Z2-7]{16,}={0,6}(?![A-Za-z0-9=])")
@@ -184,7 +185,8 @@ def collapse_spacing(text: str) -> str:
         return text
     # symbols spaced out with the letters ("r m   - r f   / h o m e / *") are joined first
     text = _SPACED_ANY_RE.sub(lambda m: m.group(0).replace(" ", ""), text)
-    return _SPACED_SHORT_RE.sub(lambda m: _join_spaced(m.group(0)), text)
+    # the word gaps (2+ spaces) become single spaces: "from   now   on" reads as "from now on"
+    return _WORD_GAP_RE.sub(" ", _SPACED_SHORT_RE.sub(lambda m: _join_spaced(m.group(0)), text))
 
 
 def _join_spaced(run: str) -> str:
