@@ -30,7 +30,7 @@ HELDOUT = {2: "tuned on", 3: "tuned on", 4: "tuned on", 5: "tuned and trained on
            **{n: "rules informed by it, trained on" for n in range(29, 49)},
            **{n: "trained on, rules never tuned on it" for n in range(49, 59)},
            **{n: "rules informed by it, trained on" for n in range(59, 81)},
-           **{n: "never tuned or trained on" for n in range(81, 87)}}
+           **{n: "never tuned or trained on" for n in range(81, 93)}}
 EXTRA = sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))  # written for training only
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
 UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
@@ -77,9 +77,14 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "heldout77.jsonl": "87.3% / 3.3%; release 10's: 90.7% / 4.0%", "heldout78.jsonl": "88.7% / 4.0%; release 10's: 90.0% / 4.0%",
           # heldout79-80 (half in the languages of extra_za-zf) by release 9's and release 10's (a385f00) scanners
           "heldout79.jsonl": "74.7% / 4.7%; release 10's: 77.3% / 6.0%", "heldout80.jsonl": "64.7% / 2.7%; release 10's: 66.7% / 2.7%",
-          # heldout81-86 by release 10's final scanner (e0faaa2)
-          "heldout81.jsonl": "86.0% / 3.3%", "heldout82.jsonl": "93.3% / 2.7%", "heldout83.jsonl": "82.7% / 2.7%",
-          "heldout84.jsonl": "82.0% / 2.7%", "heldout85.jsonl": "95.3% / 2.7%", "heldout86.jsonl": "78.0% / 1.3%",
+          # heldout81-86 by release 10's final scanner (e0faaa2), then by release 11's (never tuned on)
+          "heldout81.jsonl": "86.0% / 3.3%; release 11's: 88.0% / 4.7%", "heldout82.jsonl": "93.3% / 2.7%; release 11's: 94.0% / 2.0%",
+          "heldout83.jsonl": "82.7% / 2.7%; release 11's: 90.7% / 4.0%", "heldout84.jsonl": "82.0% / 2.7%; release 11's: 84.7% / 2.0%",
+          "heldout85.jsonl": "95.3% / 2.7%; release 11's: 96.0% / 2.0%", "heldout86.jsonl": "78.0% / 1.3%; release 11's: 80.7% / 1.3%",
+          # heldout87-92, written after release 11 was final: release 10's final scanner, then release 11's, the same day
+          "heldout87.jsonl": "91.3% / 6.0%; release 11's: 93.3% / 4.7%", "heldout88.jsonl": "86.7% / 3.3%; release 11's: 85.3% / 3.3%",
+          "heldout89.jsonl": "93.3% / 4.7%; release 11's: 93.3% / 5.3%", "heldout90.jsonl": "77.3% / 0.7%; release 11's: 81.3% / 0.7%",
+          "heldout91.jsonl": "90.0% / 1.3%; release 11's: 94.0% / 0.7%", "heldout92.jsonl": "74.7% / 0.7%; release 11's: 77.3% / 0.7%",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
           "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",
