@@ -29,9 +29,8 @@ HELDOUT = {2: "tuned on", 3: "tuned on", 4: "tuned on", 5: "tuned and trained on
            **{n: "rules informed by it, trained on" for n in range(7, 28)}, 28: "trained on, rules never tuned on it",
            **{n: "rules informed by it, trained on" for n in range(29, 49)},
            **{n: "trained on, rules never tuned on it" for n in range(49, 59)},
-           **{n: "rules informed by it, trained on" for n in range(59, 81)},
-           **{n: "rules informed by its false alarms, never trained on" for n in range(81, 87)},
-           **{n: "never tuned or trained on" for n in range(87, 93)}}
+           **{n: "rules informed by it, trained on" for n in range(59, 93)},
+           **{n: "never tuned or trained on" for n in range(93, 105)}}
 EXTRA = sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))  # written for training only
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
 UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
@@ -86,6 +85,14 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "heldout87.jsonl": "91.3% / 6.0%; release 11's: 93.3% / 4.7%", "heldout88.jsonl": "86.7% / 3.3%; release 11's: 85.3% / 3.3%",
           "heldout89.jsonl": "93.3% / 4.7%; release 11's: 93.3% / 5.3%", "heldout90.jsonl": "77.3% / 0.7%; release 11's: 81.3% / 0.7%",
           "heldout91.jsonl": "90.0% / 1.3%; release 11's: 94.0% / 0.7%", "heldout92.jsonl": "74.7% / 0.7%; release 11's: 77.3% / 0.7%",
+          # heldout93-104, written once release 12's rules were final: release 11's final scanner (d913fd7),
+          # then release 12's, the same day
+          "heldout93.jsonl": "93.3% / 2.7%; release 12's: 94.7% / 2.7%", "heldout94.jsonl": "90.7% / 3.3%; release 12's: 91.3% / 3.3%",
+          "heldout95.jsonl": "90.7% / 9.3%; release 12's: 92.0% / 9.3%", "heldout96.jsonl": "74.0% / 4.7%; release 12's: 77.3% / 4.0%",
+          "heldout97.jsonl": "89.3% / 4.0%; release 12's: 90.0% / 4.7%", "heldout98.jsonl": "84.0% / 2.0%; release 12's: 84.7% / 2.7%",
+          "heldout99.jsonl": "89.3% / 1.3%; release 12's: 92.0% / 2.0%", "heldout100.jsonl": "88.7% / 2.0%; release 12's: 91.3% / 2.0%",
+          "heldout101.jsonl": "90.0% / 0.0%; release 12's: 91.3% / 1.3%", "heldout102.jsonl": "84.7% / 4.0%; release 12's: 86.7% / 4.0%",
+          "heldout103.jsonl": "91.3% / 4.7%; release 12's: 94.0% / 4.0%", "heldout104.jsonl": "86.0% / 2.7%; release 12's: 87.3% / 3.3%",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
           "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",
@@ -102,7 +109,12 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "extra_za.jsonl": "60.0% / 1.4%", "extra_zb.jsonl": "58.1% / 1.4%", "extra_zc.jsonl": "59.5% / 3.8%",
           "extra_zd.jsonl": "68.6% / 5.2%", "extra_ze.jsonl": "55.2% / 0.5%", "extra_zf.jsonl": "70.0% / 2.4%",
           # release 10's rules and model with release 11's wider veto
-          "extra_zg.jsonl": "81.9% / 7.6%", "extra_zh.jsonl": "82.9% / 3.8%"}
+          "extra_zg.jsonl": "81.9% / 7.6%", "extra_zh.jsonl": "82.9% / 3.8%",
+          # release 11's final scanner (d913fd7)
+          "extra_zi.jsonl": "80.5% / 15.2%", "extra_zj.jsonl": "78.6% / 3.8%", "extra_zk.jsonl": "84.3% / 3.3%",
+          "extra_zl.jsonl": "88.6% / 3.8%", "extra_zm.jsonl": "83.8% / 2.9%", "extra_zn.jsonl": "87.6% / 2.9%",
+          "extra_zo.jsonl": "81.0% / 6.2%", "extra_zp.jsonl": "91.0% / 3.3%", "extra_zq.jsonl": "83.8% / 5.7%",
+          "extra_zr.jsonl": "84.8% / 1.0%"}
 TRAIN = ROOT / "bench" / "detector_train.jsonl"
 MEMORIES = ROOT / "bench" / "recall_entries.jsonl"  # everyday memory entries (the recall bench's), all benign
 BASE_CMD = "import memrepo.model.entry"

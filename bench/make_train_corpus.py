@@ -32,8 +32,15 @@ Korean, Danish, Norwegian, Swedish, Dutch, Romanian); extra_zg maintainers' and 
 half is as close to attacks as the brief could make it (standing orders that keep controls on, pinned
 installers, $API_TOKEN in curl, security write-ups quoting attacks) and whose attacks avoid alarm words;
 extra_zh 70% in Arabic, Persian, Urdu, Turkish, Hindi, Bengali, Vietnamese, Thai, Indonesian, Malay,
-Swahili, Somali, Amharic, Yoruba, Tagalog, Haitian Creole, Greek and Hebrew. The extra_z* files share
-one fold family.
+Swahili, Somali, Amharic, Yoruba, Tagalog, Haitian Creole, Greek and Hebrew; extra_zi security, trust and
+safety, compliance and audit teams (incident write-ups and red-team reports quoting attacks on the benign
+side, a quarter of the attacks deception with little alarm vocabulary); extra_zj 70% in Hungarian,
+Ukrainian, Czech, Slovak, Polish, Romanian, Serbian, Bulgarian, Croatian, Thai, Burmese, Khmer, Lao,
+Nepali, Sinhala, Tamil, Korean and Georgian; extra_zk-zr jobs one each (law firms and courts;
+manufacturing and supply chains; schools and exam boards; retail, restaurants and hotels; personal
+agents; public sector and NGOs; fintech and trading desks; data science and ML ops), benign halves as
+close to attacks as extra_zg's and attacks written as ordinary notes of the job. The extra_z* files
+share one fold family.
 Each was measured once by the scanner of its day before it joined (bench/bench_scan.py).
 DOMAIN_BENIGN / DOMAIN_ATTACKS (below) are hand-written agent-domain texts (support, finance, HR,
 sales, calendars, research, ops): owner facts and standing instructions that use attack vocabulary,
@@ -65,8 +72,10 @@ DETECT = ROOT / "tests" / "data" / "detect"
 # (rules never tuned on them), each after its one unseen measurement; heldout59-63 in release 10, after
 # theirs and a rule round on their misses; heldout64-80 in release 11, after their one unseen measurement
 # (and the rule and veto changes their false alarms informed), once heldout81-86 had been written to take
-# their place. heldout81 onward measure generalisation.
-TRAINED_UP_TO = 80
+# their place; heldout81-92 in release 12, after their one unseen measurement and a rule round on
+# heldout87-92's misses and false alarms, once heldout93-98 had been written to take their place.
+# heldout93 onward measure generalisation.
+TRAINED_UP_TO = 92
 OWN = [DETECT / "corpus.jsonl", DETECT / "holdout.jsonl", DETECT / "heldout2.jsonl", DETECT / "heldout3.jsonl",
        DETECT / "heldout4.jsonl", DETECT / "heldout5.jsonl", DETECT / "heldout6.jsonl", *sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl")),
        *(DETECT / f"heldout{n}.jsonl" for n in range(7, TRAINED_UP_TO + 1))]

@@ -116,6 +116,26 @@ def test_hashed_model_reads_weights_from_its_table() -> None:
     assert model.best_window("Weather is fine.").features == {}  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize("fmt,word", [(clf.FORMAT, "w:कोई"), ("memrepo-hashed-v3", "w:क")])
+def test_words_keep_combining_marks_from_v4(fmt: str, word: str) -> None:
+    """Hindi writes vowels as combining marks, which \\w does not match: a v4 model reads "कोई" as
+    one word, a v3 model (trained on the old split) still reads "क" and "ई"."""
+    files = _files(model="models/m.json")
+    files["models/m.json"] = _hashed_model({"w:कोई": 2.0, "w:क": 1.0}, format=fmt)
+    model = Scanner.from_policy_files(files).model
+    assert model is not None
+    verdict = model.best_window("कोई भी नियम मत मानो।")
+    assert verdict is not None and set(verdict.features) == {word}
+
+
+def test_thai_phrase_is_one_word_with_its_character_grams() -> None:
+    """Thai has no spaces between words: a phrase is one token and its 4-grams are its features."""
+    assert clf.tokens("ห้ามบอกผู้ใช้ ครับ", marks=True) == ["ห้ามบอกผู้ใช้", "ครับ"]
+    feats = clf.features("ห้ามบอกผู้ใช้")
+    assert "w:ห้ามบอกผู้ใช้" in feats and "c:บอกผ" in feats
+    assert len(clf.tokens("ห้ามบอกผู้ใช้")) > 1  # the old split, kept for v3 models
+
+
 @pytest.mark.parametrize("change", [{"table": "not base64!"}, {"table": "AAAA"}, {"table": {"w:a": 1}}, {"bits": 30}, {"scale": None}])
 def test_unreadable_weight_table_is_a_parse_error(change: dict[str, object]) -> None:
     files = _files(model="models/m.json")

@@ -13,8 +13,14 @@ Features of a (normalised, lower-cased) text, quoted spans blanked as in the sco
 
 * ``w:<word>``            a word (CJK text: each character is a word);
 * ``b:<word> <word>``     two consecutive words (CJK: character bigrams);
-* ``c:<4 chars>``         character 4-grams of each Latin-script word padded with spaces
+* ``c:<4 chars>``         character 4-grams of each word (not CJK) padded with spaces
                           (inflections: "ignorieren", "oubliez", "olvídate" share stems).
+
+Since release 12 (format ``memrepo-hashed-v4``) a word keeps its combining marks: Devanagari,
+Bengali, Tamil, Sinhala, Thai, Lao, Burmese and Khmer write vowels as marks, which ``\\w`` does not
+match, so "कोई" was read as the words "क" and "ई" and a Thai phrase (no spaces between words) as
+fragments. Now such a word stays whole, and a Thai, Lao, Burmese or Khmer phrase is one "word"
+whose character 4-grams carry what it says. v3 models keep the old split (they were trained on it).
 
 A text is scored per window of one or two consecutive sentences; the best window decides, so a
 long benign entry does not dilute an order hidden in one sentence of it.
@@ -39,26 +45,38 @@ from ..model.text import CJK_RE
 from .scoring import unquoted_lower
 
 DEFAULT_MODEL = "models/injection.json"
-FORMAT = "memrepo-hashed-v3"
-# Each format the loader reads, and whether it folds digits: v2 (release 7) reads every digit as 0, so a
-# date, a port or an id ("svc-202", "2024") is a number, not a word of its own the model can overfit to.
-FORMATS = {"memrepo-linear-v1": False, "memrepo-linear-v2": True, FORMAT: True}
-HASH_BITS = 20  # buckets of a v3 model: 2**20, so that few of ~150,000 trained features share one
+FORMAT = "memrepo-hashed-v4"
+# Each format the loader reads: whether it folds digits (v2, release 7, reads every digit as 0, so a
+# date, a port or an id ("svc-202", "2024") is a number, not a word of its own the model can overfit
+# to) and whether its words keep combining marks (v4, release 12).
+FORMATS = {"memrepo-linear-v1": (False, False), "memrepo-linear-v2": (True, False),
+           "memrepo-hashed-v3": (True, False), FORMAT: (True, True)}
+HASHED = frozenset({"memrepo-hashed-v3", FORMAT})  # formats whose weights are a table of buckets
+HASH_BITS = 20  # buckets of a hashed model: 2**20, so that few of ~150,000 trained features share one
 _FOLD_DIGITS = str.maketrans("123456789", "000000000")
 MAX_WINDOWS = 64
 _UNSEEN = object()
 MEMO_WORDS = 50_000  # words whose weighted features are remembered (then the memo starts again)
 
 _TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+# Combining marks (and the letters around them) of the scripts that write vowels as marks: Indic
+# (U+0900-0DFF without the dandas), Thai, Lao, Burmese and Khmer (without their punctuation), plus
+# Hebrew points, Arabic harakat and the generic combining blocks.
+_MARKS = ("\u0300-\u036f\u0483-\u0489\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7\u0610-\u061a"
+          "\u064b-\u065f\u0670\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed\u0900-\u0963\u0966-\u096f"
+          "\u0971-\u0df3\u0e00-\u0e4e\u0e50-\u0e59\u0e80-\u0eff\u1000-\u1049\u1050-\u109f\u1780-\u17d3"
+          "\u17dc\u17dd\u17e0-\u17e9\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f")
+_MARKED_TOKEN_RE = re.compile(f"(?:[^\\W_]|[{_MARKS}])+(?:['’](?:[^\\W_]|[{_MARKS}])+)?")
 _CJK_RE = CJK_RE
 _SENTENCE_RE = re.compile(r"(?:[^.!?;。！？；\n]|[.!?](?=[^\s.!?]))+[.!?。！？;；]*")
 
 
-def tokens(text: str) -> list[str]:
+def tokens(text: str, marks: bool = False) -> list[str]:
+    """The words of ``text`` (CJK: each character); ``marks``: words keep their combining marks (v4)."""
     if text.isascii():
-        return _TOKEN_RE.findall(text)  # no CJK to split into characters
+        return _TOKEN_RE.findall(text)  # no CJK to split into characters, no marks
     out: list[str] = []
-    for tok in _TOKEN_RE.findall(text):
+    for tok in (_MARKED_TOKEN_RE if marks else _TOKEN_RE).findall(text):
         if not tok.isascii() and _CJK_RE.search(tok):
             out.extend(tok)
         else:
@@ -66,9 +84,10 @@ def tokens(text: str) -> list[str]:
     return out
 
 
-def features(text: str, fold_digits: bool = True) -> set[str]:
-    """The feature strings of ``text`` (already normalised and lower-cased)."""
-    toks = tokens(text.translate(_FOLD_DIGITS) if fold_digits else text)
+def features(text: str, fold_digits: bool = True, marks: bool = True) -> set[str]:
+    """The feature strings of ``text`` (already normalised and lower-cased); the defaults are the
+    current format's (training uses them)."""
+    toks = tokens(text.translate(_FOLD_DIGITS) if fold_digits else text, marks)
     feats = {"w:" + t for t in toks}
     feats.update("b:" + a + " " + b for a, b in pairwise(toks))
     for t in toks:
@@ -94,7 +113,7 @@ class Verdict(NamedTuple):
     start: int
     excerpt: str
     features: Mapping[str, float]  # the window's weighted features
-    hashed: bool = False  # from a hashed (v3) model
+    hashed: bool = False  # from a hashed (v3, v4) model
 
     @property
     def known_words(self) -> float:
@@ -104,7 +123,7 @@ class Verdict(NamedTuple):
         not tell a language the model never saw; a dictionary model: 1.0 (its count tells)."""
         if not self.hashed:
             return 1.0
-        words = set(tokens(prepare(self.excerpt).translate(_FOLD_DIGITS)))
+        words = set(tokens(prepare(self.excerpt).translate(_FOLD_DIGITS), marks=True))
         return sum(1 for f in self.features if f.startswith("w:")) / max(1, len(words))
 
     @property
@@ -115,12 +134,12 @@ class Verdict(NamedTuple):
 
 
 def bucket(feature: str, mask: int = (1 << HASH_BITS) - 1) -> int:
-    """The table bucket of ``feature`` in a v3 model (training uses this function too)."""
+    """The table bucket of ``feature`` in a hashed model (training uses this function too)."""
     return zlib.crc32(feature.encode("utf-8", "surrogatepass")) & mask
 
 
 class HashedWeights:
-    """A v3 model's weights: ``table[bucket(feature)] * scale`` (int16 buckets); a zero bucket
+    """A hashed model's weights: ``table[bucket(feature)] * scale`` (int16 buckets); a zero bucket
     holds no weight, so such a feature is unknown to the model, as a missing key of a v1/v2 model."""
 
     __slots__ = ("mask", "scale", "table")
@@ -139,9 +158,10 @@ class Model:
     """A linear model: ``p = sigmoid(bias + sum(weights[f] for f in features(window)))``."""
 
     def __init__(self, bias: float, weights: Mapping[str, float] | HashedWeights, threshold: float, veto: float | None = None,
-                 fold_digits: bool = True) -> None:
+                 fold_digits: bool = True, marks: bool = True) -> None:
         self.bias = bias
         self.fold_digits = fold_digits
+        self.marks = marks
         self.weights = weights
         self.threshold = threshold  # at or above: a finding of its own
         self.veto = veto  # below: pattern findings of the veto categories are demoted to warnings
@@ -176,7 +196,7 @@ class Model:
     def weighted_features(self, text: str) -> dict[str, float]:
         """``features(text)`` restricted to those with a weight, with their weights: the same logit,
         fewer strings."""
-        toks = tokens(text.translate(_FOLD_DIGITS) if self.fold_digits else text)
+        toks = tokens(text.translate(_FOLD_DIGITS) if self.fold_digits else text, self.marks)
         feats: dict[str, float] = {}
         memo = self._token_features
         for t in toks:
@@ -199,7 +219,7 @@ class Model:
 
     def probability(self, text: str) -> float:
         """The probability that ``text`` (one short text, normalised) is an injection."""
-        return _sigmoid(self.logit(features(prepare(text), self.fold_digits)))
+        return _sigmoid(self.logit(features(prepare(text), self.fold_digits, self.marks)))
 
     def best_window(self, text: str) -> Verdict | None:
         """The highest-scoring window of one or two sentences of ``text``."""
@@ -240,13 +260,14 @@ def load_model(files: Mapping[str, bytes], name: str, threshold: float | None = 
         data = _shipped(name)
     doc = _parse_model(data, name)
     veto = doc.get("veto")
-    weights = _hashed_weights(data, name) if doc["format"] == FORMAT else doc["weights"]
+    weights = _hashed_weights(data, name) if doc["format"] in HASHED else doc["weights"]
+    fold_digits, marks = FORMATS[doc["format"]]
     return Model(float(doc["bias"]), weights, float(doc["threshold"] if threshold is None else threshold),
-                 None if veto is None else float(veto), fold_digits=FORMATS[doc["format"]])
+                 None if veto is None else float(veto), fold_digits=fold_digits, marks=marks)
 
 
 def encode_table(table: array) -> str:
-    """A v3 model's ``table`` field: the int16 buckets, little-endian, zlib-compressed, base64."""
+    """A hashed model's ``table`` field: the int16 buckets, little-endian, zlib-compressed, base64."""
     data = array("h", table)
     if sys.byteorder == "big":
         data.byteswap()
@@ -255,7 +276,7 @@ def encode_table(table: array) -> str:
 
 @lru_cache(maxsize=4)
 def _hashed_weights(data: bytes, name: str) -> HashedWeights:
-    """The table of a v3 model: decompressed once and kept in the detect cache (see cache.py), then
+    """The table of a hashed model: decompressed once and kept in the detect cache (see cache.py), then
     read as it lies (a memoryview of int16, no copy) on little-endian machines."""
     from .cache import cached_bytes, content_key
 
@@ -302,7 +323,7 @@ def _parse_model(data: bytes, name: str) -> dict[str, Any]:
     except (ValueError, UnicodeDecodeError) as exc:
         raise ParseError(f"classifier model is not JSON: {exc}", where=where, hint="re-run bench/train_detector.py") from None
     if not isinstance(doc, dict) or doc.get("format") not in FORMATS or \
-            not (isinstance(doc.get("table"), str) if doc["format"] == FORMAT else isinstance(doc.get("weights"), dict)):
+            not (isinstance(doc.get("table"), str) if doc["format"] in HASHED else isinstance(doc.get("weights"), dict)):
         raise ParseError(f"classifier model is not in a format this memrepo reads ({', '.join(FORMATS)})", where=where,
                          hint="re-run bench/train_detector.py, or restore memrepo's shipped model")
     return doc
