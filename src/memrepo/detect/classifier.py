@@ -114,6 +114,7 @@ class Verdict(NamedTuple):
     excerpt: str
     features: Mapping[str, float]  # the window's weighted features
     hashed: bool = False  # from a hashed (v3, v4) model
+    marks: bool = True  # the model's words keep combining marks (v4)
 
     @property
     def known_words(self) -> float:
@@ -123,7 +124,7 @@ class Verdict(NamedTuple):
         not tell a language the model never saw; a dictionary model: 1.0 (its count tells)."""
         if not self.hashed:
             return 1.0
-        words = set(tokens(prepare(self.excerpt).translate(_FOLD_DIGITS), marks=True))
+        words = set(tokens(prepare(self.excerpt).translate(_FOLD_DIGITS), self.marks))
         return sum(1 for f in self.features if f.startswith("w:")) / max(1, len(words))
 
     @property
@@ -243,7 +244,7 @@ class Model:
         fs = feats[best_i] if best_n == 1 else feats[best_i] | feats[best_i + 1]
         start = sents[best_i][0]
         end = sents[best_i + best_n - 1][0] + len(sents[best_i + best_n - 1][1])
-        return Verdict(_sigmoid(best_logit), start, text[start:end].strip(), fs, isinstance(self.weights, HashedWeights))
+        return Verdict(_sigmoid(best_logit), start, text[start:end].strip(), fs, isinstance(self.weights, HashedWeights), self.marks)
 
 
 def _sigmoid(z: float) -> float:
