@@ -437,8 +437,9 @@ _SEGMENT_RE = re.compile(r"[\n:;.!?\"'`()]+")
 
 
 def _reads_better(candidate: str, original_score: int) -> bool:
-    """Keep a transform of a segment only when it reads clearly more like language than before."""
-    gained = language_score(candidate)
+    """Keep a transform of a segment only when it reads clearly more like language than before:
+    two different common words at least ("ton" read backwards twice is one word, "not")."""
+    gained = len({w for w in _scored_words(candidate) if w in _COMMON})
     return gained >= 2 and gained >= original_score + 2
 
 
