@@ -29,8 +29,8 @@ HELDOUT = {2: "tuned on", 3: "tuned on", 4: "tuned on", 5: "tuned and trained on
            **{n: "rules informed by it, trained on" for n in range(7, 28)}, 28: "trained on, rules never tuned on it",
            **{n: "rules informed by it, trained on" for n in range(29, 49)},
            **{n: "trained on, rules never tuned on it" for n in range(49, 59)},
-           **{n: "rules informed by it, trained on" for n in range(59, 93)},
-           **{n: "never tuned or trained on" for n in range(93, 105)}}
+           **{n: "rules informed by it, trained on" for n in range(59, 105)},
+           **{n: "never tuned or trained on" for n in range(105, 113)}}
 EXTRA = sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))  # written for training only
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
 UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
@@ -93,6 +93,12 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "heldout99.jsonl": "89.3% / 1.3%; release 12's: 92.0% / 2.0%", "heldout100.jsonl": "88.7% / 2.0%; release 12's: 91.3% / 2.0%",
           "heldout101.jsonl": "90.0% / 0.0%; release 12's: 91.3% / 1.3%", "heldout102.jsonl": "84.7% / 4.0%; release 12's: 86.7% / 4.0%",
           "heldout103.jsonl": "91.3% / 4.7%; release 12's: 94.0% / 4.0%", "heldout104.jsonl": "86.0% / 2.7%; release 12's: 87.3% / 3.3%",
+          # heldout105-112, written before any change of release 13 and measured only after it was final:
+          # release 12's final scanner (d7ae0bd), then release 13's, the same day
+          "heldout105.jsonl": "86.7% / 1.3%; release 13's: 89.3% / 1.3%", "heldout106.jsonl": "80.0% / 6.7%; release 13's: 82.0% / 5.3%",
+          "heldout107.jsonl": "85.3% / 2.7%; release 13's: 87.3% / 2.7%", "heldout108.jsonl": "70.7% / 2.0%; release 13's: 77.3% / 2.7%",
+          "heldout109.jsonl": "71.3% / 1.3%; release 13's: 80.7% / 2.0%", "heldout110.jsonl": "86.0% / 2.0%; release 13's: 88.7% / 2.0%",
+          "heldout111.jsonl": "94.7% / 3.3%; release 13's: 94.7% / 3.3%", "heldout112.jsonl": "68.0% / 2.0%; release 13's: 76.7% / 1.3%",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
           "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",
@@ -114,7 +120,11 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "extra_zi.jsonl": "80.5% / 15.2%", "extra_zj.jsonl": "78.6% / 3.8%", "extra_zk.jsonl": "84.3% / 3.3%",
           "extra_zl.jsonl": "88.6% / 3.8%", "extra_zm.jsonl": "83.8% / 2.9%", "extra_zn.jsonl": "87.6% / 2.9%",
           "extra_zo.jsonl": "81.0% / 6.2%", "extra_zp.jsonl": "91.0% / 3.3%", "extra_zq.jsonl": "83.8% / 5.7%",
-          "extra_zr.jsonl": "84.8% / 1.0%"}
+          "extra_zr.jsonl": "84.8% / 1.0%",
+          # release 12's final scanner (d7ae0bd)
+          "extra_zs.jsonl": "52.9% / 1.4%", "extra_zt.jsonl": "61.0% / 2.4%", "extra_zu.jsonl": "69.0% / 2.4%",
+          "extra_zv.jsonl": "58.6% / 2.4%", "extra_zw.jsonl": "69.5% / 3.3%", "extra_zx.jsonl": "81.0% / 0.0%",
+          "extra_zy.jsonl": "71.0% / 3.3%", "extra_zz.jsonl": "82.4% / 1.9%"}
 TRAIN = ROOT / "bench" / "detector_train.jsonl"
 MEMORIES = ROOT / "bench" / "recall_entries.jsonl"  # everyday memory entries (the recall bench's), all benign
 BASE_CMD = "import memrepo.model.entry"

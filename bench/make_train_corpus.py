@@ -39,8 +39,16 @@ Ukrainian, Czech, Slovak, Polish, Romanian, Serbian, Bulgarian, Croatian, Thai, 
 Nepali, Sinhala, Tamil, Korean and Georgian; extra_zk-zr jobs one each (law firms and courts;
 manufacturing and supply chains; schools and exam boards; retail, restaurants and hotels; personal
 agents; public sector and NGOs; fintech and trading desks; data science and ML ops), benign halves as
-close to attacks as extra_zg's and attacks written as ordinary notes of the job. The extra_z* files
-share one fold family.
+close to attacks as extra_zg's and attacks written as ordinary notes of the job; extra_zs-zz 60-70%
+in the languages heldout93-104 showed weakest, one setting each (an Indian bank in Hindi, Bengali, Tamil,
+Telugu, Marathi, Urdu, Gujarati and Kannada; Central and Eastern European logistics in Czech, Slovak,
+Hungarian, Romanian, Bulgarian, Croatian, Slovenian, Serbian and Polish; African microfinance in Swahili,
+Amharic, Hausa, Yoruba, Somali, Zulu, Igbo and French; Middle Eastern hospitals in Arabic, Persian,
+Turkish, Hebrew and Urdu; a newsroom in Russian, Ukrainian, Polish, Indonesian, Chinese, Italian and
+Vietnamese; an airline in Spanish, French, German, Arabic, Turkish, Japanese and Korean; a Southeast Asian
+small business in Thai, Vietnamese, Tagalog, Indonesian, Malay, Khmer, Burmese and Lao; pharma and
+veterinary clinics in German, French, Spanish, Portuguese, Dutch and the Scandinavian languages). The
+extra_z* files share one fold family.
 Each was measured once by the scanner of its day before it joined (bench/bench_scan.py).
 DOMAIN_BENIGN / DOMAIN_ATTACKS (below) are hand-written agent-domain texts (support, finance, HR,
 sales, calendars, research, ops): owner facts and standing instructions that use attack vocabulary,
@@ -73,9 +81,11 @@ DETECT = ROOT / "tests" / "data" / "detect"
 # theirs and a rule round on their misses; heldout64-80 in release 11, after their one unseen measurement
 # (and the rule and veto changes their false alarms informed), once heldout81-86 had been written to take
 # their place; heldout81-92 in release 12, after their one unseen measurement and a rule round on
-# heldout87-92's misses and false alarms, once heldout93-98 had been written to take their place.
-# heldout93 onward measure generalisation.
-TRAINED_UP_TO = 92
+# heldout87-92's misses and false alarms, once heldout93-98 had been written to take their place;
+# heldout93-104 in release 13, after their one unseen measurement with release 11 and 12 each and a
+# rule round on their false alarms, once heldout105-112 had been written to take their place.
+# heldout105 onward measure generalisation.
+TRAINED_UP_TO = 104
 OWN = [DETECT / "corpus.jsonl", DETECT / "holdout.jsonl", DETECT / "heldout2.jsonl", DETECT / "heldout3.jsonl",
        DETECT / "heldout4.jsonl", DETECT / "heldout5.jsonl", DETECT / "heldout6.jsonl", *sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl")),
        *(DETECT / f"heldout{n}.jsonl" for n in range(7, TRAINED_UP_TO + 1))]
