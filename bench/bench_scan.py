@@ -30,7 +30,7 @@ HELDOUT = {2: "tuned on", 3: "tuned on", 4: "tuned on", 5: "tuned and trained on
            **{n: "rules informed by it, trained on" for n in range(29, 49)},
            **{n: "trained on, rules never tuned on it" for n in range(49, 59)},
            **{n: "rules informed by it, trained on" for n in range(59, 105)},
-           **{n: "never tuned or trained on" for n in range(105, 113)}}
+           **{n: "never tuned or trained on" for n in range(105, 121)}}
 EXTRA = sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))  # written for training only
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
 UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
@@ -99,6 +99,12 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "heldout107.jsonl": "85.3% / 2.7%; release 13's: 87.3% / 2.7%", "heldout108.jsonl": "70.7% / 2.0%; release 13's: 77.3% / 2.7%",
           "heldout109.jsonl": "71.3% / 1.3%; release 13's: 80.7% / 2.0%", "heldout110.jsonl": "86.0% / 2.0%; release 13's: 88.7% / 2.0%",
           "heldout111.jsonl": "94.7% / 3.3%; release 13's: 94.7% / 3.3%", "heldout112.jsonl": "68.0% / 2.0%; release 13's: 76.7% / 1.3%",
+          # heldout113-120, written after release 13 was final: release 12's final scanner (d7ae0bd), then
+          # release 13's, the same day
+          "heldout113.jsonl": "86.7% / 2.7%; release 13's: 88.0% / 2.7%", "heldout114.jsonl": "91.3% / 2.7%; release 13's: 90.0% / 0.7%",
+          "heldout115.jsonl": "92.7% / 2.0%; release 13's: 93.3% / 1.3%", "heldout116.jsonl": "87.3% / 2.0%; release 13's: 88.0% / 2.0%",
+          "heldout117.jsonl": "86.7% / 4.0%; release 13's: 87.3% / 3.3%", "heldout118.jsonl": "85.3% / 2.0%; release 13's: 86.7% / 2.0%",
+          "heldout119.jsonl": "80.0% / 2.7%; release 13's: 84.0% / 2.0%", "heldout120.jsonl": "92.7% / 2.7%; release 13's: 95.3% / 2.7%",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
           "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",
