@@ -29,8 +29,8 @@ HELDOUT = {2: "tuned on", 3: "tuned on", 4: "tuned on", 5: "tuned and trained on
            **{n: "rules informed by it, trained on" for n in range(7, 28)}, 28: "trained on, rules never tuned on it",
            **{n: "rules informed by it, trained on" for n in range(29, 49)},
            **{n: "trained on, rules never tuned on it" for n in range(49, 59)},
-           **{n: "rules informed by it, trained on" for n in range(59, 105)},
-           **{n: "never tuned or trained on" for n in range(105, 121)}}
+           **{n: "rules informed by it, trained on" for n in range(59, 121)},
+           **{n: "never tuned or trained on" for n in range(121, 137)}}
 EXTRA = sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))  # written for training only
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
 UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
@@ -105,6 +105,17 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "heldout115.jsonl": "92.7% / 2.0%; release 13's: 93.3% / 1.3%", "heldout116.jsonl": "87.3% / 2.0%; release 13's: 88.0% / 2.0%",
           "heldout117.jsonl": "86.7% / 4.0%; release 13's: 87.3% / 3.3%", "heldout118.jsonl": "85.3% / 2.0%; release 13's: 86.7% / 2.0%",
           "heldout119.jsonl": "80.0% / 2.7%; release 13's: 84.0% / 2.0%", "heldout120.jsonl": "92.7% / 2.7%; release 13's: 95.3% / 2.7%",
+          # heldout121-128, written before any change of release 14 and measured only after it was final:
+          # release 13's final scanner (64aae4f), then release 14's, the same day
+          "heldout121.jsonl": "88.0% / 2.0%; release 14's: 92.0% / 2.0%", "heldout122.jsonl": "84.7% / 0.0%; release 14's: 86.7% / 2.0%",
+          "heldout123.jsonl": "76.7% / 3.3%; release 14's: 82.7% / 3.3%", "heldout124.jsonl": "58.0% / 1.3%; release 14's: 69.3% / 2.0%",
+          "heldout125.jsonl": "92.7% / 0.7%; release 14's: 92.7% / 1.3%", "heldout126.jsonl": "82.7% / 1.3%; release 14's: 84.7% / 1.3%",
+          "heldout127.jsonl": "95.3% / 2.0%; release 14's: 96.0% / 2.0%", "heldout128.jsonl": "81.3% / 2.7%; release 14's: 84.0% / 2.7%",
+          # heldout129-136, written after release 14 was final: release 13's final scanner, then release 14's
+          "heldout129.jsonl": "88.7% / 4.0%; release 14's: 92.0% / 3.3%", "heldout130.jsonl": "89.3% / 3.3%; release 14's: 92.0% / 3.3%",
+          "heldout131.jsonl": "89.3% / 1.3%; release 14's: 94.7% / 1.3%", "heldout132.jsonl": "88.0% / 2.7%; release 14's: 90.7% / 2.7%",
+          "heldout133.jsonl": "90.0% / 2.0%; release 14's: 91.3% / 1.3%", "heldout134.jsonl": "81.3% / 2.7%; release 14's: 82.7% / 3.3%",
+          "heldout135.jsonl": "90.0% / 2.0%; release 14's: 92.7% / 2.7%", "heldout136.jsonl": "93.3% / 1.3%; release 14's: 94.0% / 1.3%",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
           "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",
@@ -130,7 +141,11 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           # release 12's final scanner (d7ae0bd)
           "extra_zs.jsonl": "52.9% / 1.4%", "extra_zt.jsonl": "61.0% / 2.4%", "extra_zu.jsonl": "69.0% / 2.4%",
           "extra_zv.jsonl": "58.6% / 2.4%", "extra_zw.jsonl": "69.5% / 3.3%", "extra_zx.jsonl": "81.0% / 0.0%",
-          "extra_zy.jsonl": "71.0% / 3.3%", "extra_zz.jsonl": "82.4% / 1.9%"}
+          "extra_zy.jsonl": "71.0% / 3.3%", "extra_zz.jsonl": "82.4% / 1.9%",
+          # release 13's final scanner (64aae4f)
+          "extra_zza.jsonl": "49.0% / 1.4%", "extra_zzb.jsonl": "64.8% / 3.8%", "extra_zzc.jsonl": "59.5% / 2.4%",
+          "extra_zzd.jsonl": "85.7% / 1.0%", "extra_zze.jsonl": "84.8% / 4.8%", "extra_zzf.jsonl": "82.9% / 2.4%",
+          "extra_zzg.jsonl": "62.9% / 2.4%", "extra_zzh.jsonl": "75.2% / 1.4%"}
 TRAIN = ROOT / "bench" / "detector_train.jsonl"
 MEMORIES = ROOT / "bench" / "recall_entries.jsonl"  # everyday memory entries (the recall bench's), all benign
 BASE_CMD = "import memrepo.model.entry"

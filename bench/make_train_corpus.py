@@ -47,8 +47,16 @@ Amharic, Hausa, Yoruba, Somali, Zulu, Igbo and French; Middle Eastern hospitals 
 Turkish, Hebrew and Urdu; a newsroom in Russian, Ukrainian, Polish, Indonesian, Chinese, Italian and
 Vietnamese; an airline in Spanish, French, German, Arabic, Turkish, Japanese and Korean; a Southeast Asian
 small business in Thai, Vietnamese, Tagalog, Indonesian, Malay, Khmer, Burmese and Lao; pharma and
-veterinary clinics in German, French, Spanish, Portuguese, Dutch and the Scandinavian languages). The
-extra_z* files share one fold family.
+veterinary clinics in German, French, Spanish, Portuguese, Dutch and the Scandinavian languages);
+extra_zza-zzh, after heldout105-120, one setting each: an Indian state's health insurance scheme in
+Marathi, Telugu, Kannada, Malayalam, Punjabi, Odia and Gujarati; a Western Balkan and Central
+European utility in Slovenian, Slovak, Czech, Serbian, Bosnian, Macedonian and Albanian; Nordic HR and
+payroll in Swedish, Norwegian, Danish, Finnish, Icelandic and Estonian; an accounting and audit firm
+(subtle deception: cover stories, falsified records, misleading status); an IT helpdesk and security
+operations centre (benign notes quoting real attack text); a Latin American and Iberian retailer in
+Portuguese, Spanish, Catalan and Galician; a Middle Eastern and Central Asian trading group in Arabic,
+Persian, Turkish, Kazakh, Uzbek, Azerbaijani and Hebrew; East and Southeast Asian tourism in Japanese,
+Korean, Thai, Vietnamese, Chinese, Khmer and Burmese. The extra_z* files share one fold family.
 Each was measured once by the scanner of its day before it joined (bench/bench_scan.py).
 DOMAIN_BENIGN / DOMAIN_ATTACKS (below) are hand-written agent-domain texts (support, finance, HR,
 sales, calendars, research, ops): owner facts and standing instructions that use attack vocabulary,
@@ -85,7 +93,7 @@ DETECT = ROOT / "tests" / "data" / "detect"
 # heldout93-104 in release 13, after their one unseen measurement with release 11 and 12 each and a
 # rule round on their false alarms, once heldout105-112 had been written to take their place.
 # heldout105 onward measure generalisation.
-TRAINED_UP_TO = 104
+TRAINED_UP_TO = 120
 OWN = [DETECT / "corpus.jsonl", DETECT / "holdout.jsonl", DETECT / "heldout2.jsonl", DETECT / "heldout3.jsonl",
        DETECT / "heldout4.jsonl", DETECT / "heldout5.jsonl", DETECT / "heldout6.jsonl", *sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl")),
        *(DETECT / f"heldout{n}.jsonl" for n in range(7, TRAINED_UP_TO + 1))]
