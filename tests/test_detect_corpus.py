@@ -140,7 +140,10 @@ def test_tuned_heldout_sets(name: str, unseen: str) -> None:
     ("heldout125.jsonl", 0.91, 0.02), ("heldout126.jsonl", 0.83, 0.02), ("heldout127.jsonl", 0.95, 0.02),
     ("heldout128.jsonl", 0.83, 0.03), ("heldout129.jsonl", 0.91, 0.04), ("heldout130.jsonl", 0.91, 0.04),
     ("heldout131.jsonl", 0.93, 0.02), ("heldout132.jsonl", 0.89, 0.03), ("heldout133.jsonl", 0.90, 0.02),
-    ("heldout134.jsonl", 0.81, 0.04), ("heldout135.jsonl", 0.91, 0.03), ("heldout136.jsonl", 0.93, 0.02)])
+    ("heldout134.jsonl", 0.81, 0.04), ("heldout135.jsonl", 0.91, 0.03), ("heldout136.jsonl", 0.93, 0.02),
+    ("heldout137.jsonl", 0.89, 0.02), ("heldout138.jsonl", 0.91, 0.02), ("heldout139.jsonl", 0.93, 0.03),
+    ("heldout140.jsonl", 0.92, 0.03), ("heldout141.jsonl", 0.86, 0.01), ("heldout142.jsonl", 0.91, 0.02),
+    ("heldout143.jsonl", 0.89, 0.02), ("heldout144.jsonl", 0.87, 0.04)])
 def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -> None:
     """Subtle, cross-domain corpora by other authors who read neither the detector nor each other.
     Measured while unseen (the scanner of its day each): heldout5 57.3% at 13.3%, heldout6 60.0%
@@ -202,15 +205,19 @@ def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -
     release 14 was final, each measured once with both: release 13 88.7% at 4.0%, 89.3% at 3.3%,
     89.3% at 1.3%, 88.0% at 2.7%, 90.0% at 2.0%, 81.3% at 2.7%, 90.0% at 2.0%, 93.3% at 1.3% (pooled
     88.8% at 2.4%); release 14 92.0% at 3.3%, 92.0% at 3.3%, 94.7% at 1.3%, 90.7% at 2.7%, 91.3% at
-    1.3%, 82.7% at 3.3%, 92.7% at 2.7%, 94.0% at 1.3% (pooled 91.2% at 2.4%).
-    Rules were changed after each of 10-48 and 59-120 was measured (after 81-86 only for five false
-    alarms), never after 49-58 or 121-136. The learned layer is trained on heldout2-120, each after
+    1.3%, 82.7% at 3.3%, 92.7% at 2.7%, 94.0% at 1.3% (pooled 91.2% at 2.4%). heldout137-144,
+    written after release 14 was final, measured once with it and once after the false-alarm round
+    on heldout121-136 (the same figures): 90.7% at 1.3%, 92.7% at 1.3%, 94.7% at 2.7%, 93.3% at 2.7%,
+    87.3% at 0.7%, 92.7% at 2.0%, 90.7% at 1.3%, 88.0% at 3.3% (pooled 91.2% at 1.9%, the first
+    fresh batch to meet the goal pooled).
+    Rules were changed after each of 10-48 and 59-136 was measured (after 81-86 only for five false
+    alarms, after 121-136 only for false alarms), never after 49-58 or 137-144. The learned layer is trained on heldout2-120, each after
     its measurement; 121 onward are not training data, and since release 9 the model keeps every
     weight, so it scores 97-100% on the sets it was trained on. Detection reached 90% while unseen
     on heldout24, 30, 34, 40, 42, 45, 56, 59, 61, 68, 72, 73, 77, 78, 82, 83, 85, 87, 89, 91, 93,
-    94, 95, 97, 99, 100, 101, 103, 111, 114, 115, 120, 121, 125, 127, 129-133, 135 and 136, and both
-    halves of the goal (90% at 2%) held on heldout24, 56, 68, 82, 85, 91, 99, 100, 101, 114, 115,
-    121, 125, 127, 131, 133 and 136; these floors guard against regressions."""
+    94, 95, 97, 99, 100, 101, 103, 111, 114, 115, 120, 121, 125, 127, 129-133, 135-140, 142 and 143,
+    and both halves of the goal (90% at 2%) held on heldout24, 56, 68, 82, 85, 91, 99, 100, 101, 114,
+    115, 121, 125, 127, 131, 133, 136, 137, 138, 142 and 143; these floors guard against regressions."""
     r = evaluate(_load(DATA / name), default_scanner())
     assert r["detection_rate"] >= detection, r["misses"]
     assert r["false_alarm_rate"] <= false_alarms, r["false_alarm_records"]
