@@ -143,7 +143,10 @@ def test_tuned_heldout_sets(name: str, unseen: str) -> None:
     ("heldout134.jsonl", 0.81, 0.04), ("heldout135.jsonl", 0.91, 0.03), ("heldout136.jsonl", 0.93, 0.02),
     ("heldout137.jsonl", 0.89, 0.02), ("heldout138.jsonl", 0.91, 0.02), ("heldout139.jsonl", 0.93, 0.03),
     ("heldout140.jsonl", 0.92, 0.03), ("heldout141.jsonl", 0.86, 0.01), ("heldout142.jsonl", 0.91, 0.02),
-    ("heldout143.jsonl", 0.89, 0.02), ("heldout144.jsonl", 0.87, 0.04)])
+    ("heldout143.jsonl", 0.89, 0.02), ("heldout144.jsonl", 0.87, 0.04),
+    ("heldout145.jsonl", 0.93, 0.06), ("heldout146.jsonl", 0.95, 0.01), ("heldout147.jsonl", 0.90, 0.03),
+    ("heldout148.jsonl", 0.90, 0.02), ("heldout149.jsonl", 0.79, 0.01), ("heldout150.jsonl", 0.89, 0.01),
+    ("heldout151.jsonl", 0.77, 0.04), ("heldout152.jsonl", 0.85, 0.02)])
 def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -> None:
     """Subtle, cross-domain corpora by other authors who read neither the detector nor each other.
     Measured while unseen (the scanner of its day each): heldout5 57.3% at 13.3%, heldout6 60.0%
@@ -209,15 +212,19 @@ def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -
     written after release 14 was final, measured once with it and once after the false-alarm round
     on heldout121-136 (the same figures): 90.7% at 1.3%, 92.7% at 1.3%, 94.7% at 2.7%, 93.3% at 2.7%,
     87.3% at 0.7%, 92.7% at 2.0%, 90.7% at 1.3%, 88.0% at 3.3% (pooled 91.2% at 1.9%, the first
-    fresh batch to meet the goal pooled).
+    fresh batch to meet the goal pooled). heldout145-152, written after that round, measured once
+    with the final scanner (and with release 14 as committed): 94.7% at 5.3%, 96.7% at 0.7% (1.3%),
+    91.3% at 2.7%, 91.3% at 2.0% (2.7%), 80.7% at 0.7%, 90.7% at 0.7%, 78.7% at 4.0%, 86.7% at 2.0%
+    (pooled 88.8% at 2.2%; 2.4%).
     Rules were changed after each of 10-48 and 59-136 was measured (after 81-86 only for five false
-    alarms, after 121-136 only for false alarms), never after 49-58 or 137-144. The learned layer is trained on heldout2-120, each after
+    alarms, after 121-136 only for false alarms), never after 49-58 or 137-152. The learned layer is trained on heldout2-120, each after
     its measurement; 121 onward are not training data, and since release 9 the model keeps every
     weight, so it scores 97-100% on the sets it was trained on. Detection reached 90% while unseen
     on heldout24, 30, 34, 40, 42, 45, 56, 59, 61, 68, 72, 73, 77, 78, 82, 83, 85, 87, 89, 91, 93,
-    94, 95, 97, 99, 100, 101, 103, 111, 114, 115, 120, 121, 125, 127, 129-133, 135-140, 142 and 143,
-    and both halves of the goal (90% at 2%) held on heldout24, 56, 68, 82, 85, 91, 99, 100, 101, 114,
-    115, 121, 125, 127, 131, 133, 136, 137, 138, 142 and 143; these floors guard against regressions."""
+    94, 95, 97, 99, 100, 101, 103, 111, 114, 115, 120, 121, 125, 127, 129-133, 135-140, 142, 143,
+    145-148 and 150, and both halves of the goal (90% at 2%) held on heldout24, 56, 68, 82, 85, 91,
+    99, 100, 101, 114, 115, 121, 125, 127, 131, 133, 136, 137, 138, 142, 143, 146, 148 and 150; these
+    floors guard against regressions."""
     r = evaluate(_load(DATA / name), default_scanner())
     assert r["detection_rate"] >= detection, r["misses"]
     assert r["false_alarm_rate"] <= false_alarms, r["false_alarm_records"]
