@@ -17,12 +17,12 @@ from bench_scan import hermes_blocks
 DETECT = Path(__file__).resolve().parents[1] / "tests" / "data" / "detect"
 
 
-def numbers(spans: list[str]) -> list[int]:
-    out: list[int] = []
-    for span in spans:
-        lo, _, hi = span.partition("-")
-        out.extend(range(int(lo), int(hi or lo) + 1))
-    return out
+def span(text: str) -> range:
+    """``137`` or ``137-144``: the set numbers it names (argparse reports a bad one with this message)."""
+    lo, _, hi = text.partition("-")
+    if not lo.isdigit() or hi and not hi.isdigit() or hi and int(hi) < int(lo):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a set number or a range like 137-144")
+    return range(int(lo), int(hi or lo) + 1)
 
 
 def rate(blocked: int, total: int) -> str:
@@ -31,21 +31,26 @@ def rate(blocked: int, total: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("sets", nargs="+", help="set numbers or ranges, e.g. 121-128 137")
+    parser.add_argument("sets", nargs="+", type=span, help="set numbers or ranges, e.g. 121-128 137")
     args = parser.parse_args()
     from memrepo.detect import default_scanner
 
     scanner = default_scanner()
     # (label, blocked) counts keyed by set, language group, language and category
     counts: dict[str, Counter[tuple[str, bool]]] = {}
-    for n in numbers(args.sets):
+    for n in (n for r in args.sets for n in r):
         path = DETECT / f"heldout{n}.jsonl"
         if not path.exists():
             parser.error(f"{path} does not exist; held-out sets are tests/data/detect/heldoutNN.jsonl")
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for at, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():
                 continue
-            record = json.loads(line)
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                record = None
+            if not isinstance(record, dict) or not {"label", "text"} <= record.keys():
+                parser.error(f"{path}:{at}: not a JSON object with 'label' and 'text'; fix or remove that line")
             blocked = any(f.blocking for f in scanner.scan_text(record["text"]))
             key = (record["label"], blocked)
             lang = record.get("lang", "?")
