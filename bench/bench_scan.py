@@ -30,8 +30,8 @@ HELDOUT = {2: "tuned on", 3: "tuned on", 4: "tuned on", 5: "tuned and trained on
            **{n: "rules informed by it, trained on" for n in range(29, 49)},
            **{n: "trained on, rules never tuned on it" for n in range(49, 59)},
            **{n: "rules informed by it, trained on" for n in range(59, 121)},
-           **{n: "rules informed by its false alarms, not trained on" for n in range(121, 137)},
-           **{n: "never tuned or trained on" for n in range(137, 153)}}
+           **{n: "rules informed by it, trained on" for n in range(121, 153)},
+           **{n: "never tuned or trained on" for n in range(153, 169)}}
 EXTRA = sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))  # written for training only
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
 UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
@@ -127,6 +127,23 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "heldout145.jsonl": "94.7% / 5.3%", "heldout146.jsonl": "96.7% / 0.7% (1.3%)", "heldout147.jsonl": "91.3% / 2.7%",
           "heldout148.jsonl": "91.3% / 2.0% (2.7%)", "heldout149.jsonl": "80.7% / 0.7%", "heldout150.jsonl": "90.7% / 0.7%",
           "heldout151.jsonl": "78.7% / 4.0%", "heldout152.jsonl": "86.7% / 2.0%",
+          # heldout153-160, written before any change of release 15: release 14's final scanner (c6754ae),
+          # then release 15's before its false-alarm rounds
+          "heldout153.jsonl": "84.7% / 2.7%; release 15's: 93.3% / 1.3%", "heldout154.jsonl": "92.7% / 0.7%; release 15's: 95.3% / 0.7%",
+          "heldout155.jsonl": "88.7% / 3.3%; release 15's: 92.7% / 4.7%", "heldout156.jsonl": "91.3% / 6.0%; release 15's: 93.3% / 6.7%",
+          "heldout157.jsonl": "88.7% / 2.0%; release 15's: 90.0% / 2.0%", "heldout158.jsonl": "70.7% / 0.0%; release 15's: 77.3% / 0.0%",
+          "heldout159.jsonl": "80.0% / 5.3%; release 15's: 89.3% / 5.3%", "heldout160.jsonl": "86.7% / 2.7%; release 15's: 91.3% / 2.0%",
+          # heldout161-168, written while release 15's model trained: release 14's final scanner, then
+          # release 15's before the false-alarm round on their own false alarms
+          "heldout161.jsonl": "88.0% / 2.0%; release 15's: 91.3% / 2.0%", "heldout162.jsonl": "88.0% / 2.7%; release 15's: 90.7% / 2.7%",
+          "heldout163.jsonl": "90.0% / 3.3%; release 15's: 90.0% / 3.3%", "heldout164.jsonl": "91.3% / 2.7%; release 15's: 91.3% / 2.7%",
+          "heldout165.jsonl": "86.7% / 2.7%; release 15's: 88.0% / 2.7%", "heldout166.jsonl": "89.3% / 1.3%; release 15's: 92.0% / 1.3%",
+          "heldout167.jsonl": "89.3% / 4.0%; release 15's: 92.0% / 4.0%", "heldout168.jsonl": "78.7% / 2.7%; release 15's: 82.0% / 2.7%",
+          # heldout169-176, written during the false-alarm rounds: release 14's and release 15's final scanners
+          "heldout169.jsonl": "84.7% / 2.0%; release 15's: 91.3% / 1.3%", "heldout170.jsonl": "89.3% / 1.3%; release 15's: 92.7% / 1.3%",
+          "heldout171.jsonl": "93.3% / 3.3%; release 15's: 94.7% / 3.3%", "heldout172.jsonl": "90.0% / 1.3%; release 15's: 90.7% / 1.3%",
+          "heldout173.jsonl": "82.7% / 2.7%; release 15's: 88.0% / 2.7%", "heldout174.jsonl": "82.0% / 2.7%; release 15's: 86.0% / 2.7%",
+          "heldout175.jsonl": "90.7% / 4.0%; release 15's: 92.0% / 4.0%", "heldout176.jsonl": "88.7% / 1.3%; release 15's: 90.7% / 1.3%",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
           "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",
@@ -156,7 +173,10 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           # release 13's final scanner (64aae4f)
           "extra_zza.jsonl": "49.0% / 1.4%", "extra_zzb.jsonl": "64.8% / 3.8%", "extra_zzc.jsonl": "59.5% / 2.4%",
           "extra_zzd.jsonl": "85.7% / 1.0%", "extra_zze.jsonl": "84.8% / 4.8%", "extra_zzf.jsonl": "82.9% / 2.4%",
-          "extra_zzg.jsonl": "62.9% / 2.4%", "extra_zzh.jsonl": "75.2% / 1.4%"}
+          "extra_zzg.jsonl": "62.9% / 2.4%", "extra_zzh.jsonl": "75.2% / 1.4%",
+          # release 15's rule round with release 14's model
+          "extra_zzi.jsonl": "58.1% / 2.4%", "extra_zzj.jsonl": "67.6% / 1.0%", "extra_zzk.jsonl": "75.7% / 1.4%",
+          "extra_zzl.jsonl": "87.6% / 3.3%", "extra_zzm.jsonl": "89.0% / 3.8%"}
 TRAIN = ROOT / "bench" / "detector_train.jsonl"
 MEMORIES = ROOT / "bench" / "recall_entries.jsonl"  # everyday memory entries (the recall bench's), all benign
 BASE_CMD = "import memrepo.model.entry"

@@ -56,7 +56,12 @@ payroll in Swedish, Norwegian, Danish, Finnish, Icelandic and Estonian; an accou
 operations centre (benign notes quoting real attack text); a Latin American and Iberian retailer in
 Portuguese, Spanish, Catalan and Galician; a Middle Eastern and Central Asian trading group in Arabic,
 Persian, Turkish, Kazakh, Uzbek, Azerbaijani and Hebrew; East and Southeast Asian tourism in Japanese,
-Korean, Thai, Vietnamese, Chinese, Khmer and Burmese. The extra_z* files share one fold family.
+Korean, Thai, Vietnamese, Chinese, Khmer and Burmese; extra_zzi-zzm, after heldout121-152: Baltic and
+Finnish parcel lockers in Lithuanian, Latvian, Estonian and Finnish; South Asian remittances in Nepali,
+Sinhala, Gujarati, Punjabi and Bengali; a South-Eastern European energy retailer in Bulgarian, Serbian,
+Greek, Macedonian, Romanian and Ukrainian; a manufacturer's finance and ERP team (subtle deception and
+destruction worded as tidy-up); a security operations centre (benign notes full of attack vocabulary).
+The extra_z* files share one fold family.
 Each was measured once by the scanner of its day before it joined (bench/bench_scan.py).
 DOMAIN_BENIGN / DOMAIN_ATTACKS (below) are hand-written agent-domain texts (support, finance, HR,
 sales, calendars, research, ops): owner facts and standing instructions that use attack vocabulary,
@@ -93,7 +98,7 @@ DETECT = ROOT / "tests" / "data" / "detect"
 # heldout93-104 in release 13, after their one unseen measurement with release 11 and 12 each and a
 # rule round on their false alarms, once heldout105-112 had been written to take their place.
 # heldout105 onward measure generalisation.
-TRAINED_UP_TO = 120
+TRAINED_UP_TO = 152
 OWN = [DETECT / "corpus.jsonl", DETECT / "holdout.jsonl", DETECT / "heldout2.jsonl", DETECT / "heldout3.jsonl",
        DETECT / "heldout4.jsonl", DETECT / "heldout5.jsonl", DETECT / "heldout6.jsonl", *sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl")),
        *(DETECT / f"heldout{n}.jsonl" for n in range(7, TRAINED_UP_TO + 1))]

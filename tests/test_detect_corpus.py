@@ -135,18 +135,26 @@ def test_tuned_heldout_sets(name: str, unseen: str) -> None:
     ("heldout110.jsonl", 0.97, 0.02), ("heldout111.jsonl", 0.97, 0.02), ("heldout112.jsonl", 0.97, 0.02),
     ("heldout113.jsonl", 0.97, 0.02), ("heldout114.jsonl", 0.97, 0.02), ("heldout115.jsonl", 0.97, 0.02),
     ("heldout116.jsonl", 0.97, 0.02), ("heldout117.jsonl", 0.97, 0.02), ("heldout118.jsonl", 0.97, 0.02),
-    ("heldout119.jsonl", 0.97, 0.02), ("heldout120.jsonl", 0.97, 0.02), ("heldout121.jsonl", 0.91, 0.02),
-    ("heldout122.jsonl", 0.85, 0.02), ("heldout123.jsonl", 0.81, 0.04), ("heldout124.jsonl", 0.68, 0.02),
-    ("heldout125.jsonl", 0.91, 0.02), ("heldout126.jsonl", 0.83, 0.02), ("heldout127.jsonl", 0.95, 0.02),
-    ("heldout128.jsonl", 0.83, 0.03), ("heldout129.jsonl", 0.91, 0.04), ("heldout130.jsonl", 0.91, 0.04),
-    ("heldout131.jsonl", 0.93, 0.02), ("heldout132.jsonl", 0.89, 0.03), ("heldout133.jsonl", 0.90, 0.02),
-    ("heldout134.jsonl", 0.81, 0.04), ("heldout135.jsonl", 0.91, 0.03), ("heldout136.jsonl", 0.93, 0.02),
-    ("heldout137.jsonl", 0.89, 0.02), ("heldout138.jsonl", 0.91, 0.02), ("heldout139.jsonl", 0.93, 0.03),
-    ("heldout140.jsonl", 0.92, 0.03), ("heldout141.jsonl", 0.86, 0.01), ("heldout142.jsonl", 0.91, 0.02),
-    ("heldout143.jsonl", 0.89, 0.02), ("heldout144.jsonl", 0.87, 0.04),
-    ("heldout145.jsonl", 0.93, 0.06), ("heldout146.jsonl", 0.95, 0.01), ("heldout147.jsonl", 0.90, 0.03),
-    ("heldout148.jsonl", 0.90, 0.02), ("heldout149.jsonl", 0.79, 0.01), ("heldout150.jsonl", 0.89, 0.01),
-    ("heldout151.jsonl", 0.77, 0.04), ("heldout152.jsonl", 0.85, 0.02)])
+    ("heldout119.jsonl", 0.97, 0.02), ("heldout120.jsonl", 0.97, 0.02), ("heldout121.jsonl", 0.97, 0.02),
+    ("heldout122.jsonl", 0.97, 0.02), ("heldout123.jsonl", 0.97, 0.02), ("heldout124.jsonl", 0.97, 0.02),
+    ("heldout125.jsonl", 0.97, 0.02), ("heldout126.jsonl", 0.97, 0.02), ("heldout127.jsonl", 0.97, 0.02),
+    ("heldout128.jsonl", 0.97, 0.02), ("heldout129.jsonl", 0.97, 0.02), ("heldout130.jsonl", 0.97, 0.02),
+    ("heldout131.jsonl", 0.97, 0.02), ("heldout132.jsonl", 0.97, 0.02), ("heldout133.jsonl", 0.97, 0.02),
+    ("heldout134.jsonl", 0.97, 0.02), ("heldout135.jsonl", 0.97, 0.02), ("heldout136.jsonl", 0.97, 0.02),
+    ("heldout137.jsonl", 0.97, 0.02), ("heldout138.jsonl", 0.97, 0.02), ("heldout139.jsonl", 0.97, 0.02),
+    ("heldout140.jsonl", 0.97, 0.02), ("heldout141.jsonl", 0.97, 0.02), ("heldout142.jsonl", 0.97, 0.02),
+    ("heldout143.jsonl", 0.97, 0.02), ("heldout144.jsonl", 0.97, 0.02),
+    ("heldout145.jsonl", 0.97, 0.02), ("heldout146.jsonl", 0.97, 0.02), ("heldout147.jsonl", 0.97, 0.02),
+    ("heldout148.jsonl", 0.97, 0.02), ("heldout149.jsonl", 0.97, 0.02), ("heldout150.jsonl", 0.97, 0.02),
+    ("heldout151.jsonl", 0.97, 0.02), ("heldout152.jsonl", 0.97, 0.02),
+    ("heldout153.jsonl", 0.91, 0.01), ("heldout154.jsonl", 0.93, 0.01), ("heldout155.jsonl", 0.91, 0.04),
+    ("heldout156.jsonl", 0.91, 0.04), ("heldout157.jsonl", 0.88, 0.02), ("heldout158.jsonl", 0.75, 0.01),
+    ("heldout159.jsonl", 0.87, 0.04), ("heldout160.jsonl", 0.89, 0.02), ("heldout161.jsonl", 0.89, 0.01),
+    ("heldout162.jsonl", 0.89, 0.02), ("heldout163.jsonl", 0.88, 0.04), ("heldout164.jsonl", 0.89, 0.02),
+    ("heldout165.jsonl", 0.86, 0.02), ("heldout166.jsonl", 0.90, 0.02), ("heldout167.jsonl", 0.90, 0.03),
+    ("heldout168.jsonl", 0.80, 0.02), ("heldout169.jsonl", 0.89, 0.02), ("heldout170.jsonl", 0.91, 0.02),
+    ("heldout171.jsonl", 0.93, 0.04), ("heldout172.jsonl", 0.89, 0.02), ("heldout173.jsonl", 0.86, 0.03),
+    ("heldout174.jsonl", 0.84, 0.03), ("heldout175.jsonl", 0.90, 0.04), ("heldout176.jsonl", 0.89, 0.02)])
 def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -> None:
     """Subtle, cross-domain corpora by other authors who read neither the detector nor each other.
     Measured while unseen (the scanner of its day each): heldout5 57.3% at 13.3%, heldout6 60.0%
@@ -215,16 +223,33 @@ def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -
     fresh batch to meet the goal pooled). heldout145-152, written after that round, measured once
     with the final scanner (and with release 14 as committed): 94.7% at 5.3%, 96.7% at 0.7% (1.3%),
     91.3% at 2.7%, 91.3% at 2.0% (2.7%), 80.7% at 0.7%, 90.7% at 0.7%, 78.7% at 4.0%, 86.7% at 2.0%
-    (pooled 88.8% at 2.2%; 2.4%).
-    Rules were changed after each of 10-48 and 59-136 was measured (after 81-86 only for five false
-    alarms, after 121-136 only for false alarms), never after 49-58 or 137-152. The learned layer is trained on heldout2-120, each after
-    its measurement; 121 onward are not training data, and since release 9 the model keeps every
-    weight, so it scores 97-100% on the sets it was trained on. Detection reached 90% while unseen
+    (pooled 88.8% at 2.2%; 2.4%). heldout153-160, written before any change of release 15, measured
+    with release 14's final scanner, with release 15 before its false-alarm rounds, and after the
+    round on their own false alarms: release 14 84.7% at 2.7%, 92.7% at 0.7%, 88.7% at 3.3%, 91.3%
+    at 6.0%, 88.7% at 2.0%, 70.7% at 0.0%, 80.0% at 5.3%, 86.7% at 2.7% (pooled 85.4% at 2.8%);
+    release 15 93.3% at 1.3%, 95.3% at 0.7%, 92.7% at 4.7%, 93.3% at 6.7%, 90.0% at 2.0%, 77.3% at
+    0.0%, 89.3% at 5.3%, 91.3% at 2.0% (pooled 90.3% at 2.8%). heldout161-168, written while release
+    15's model trained, measured with release 14's final scanner and release 15 (the same figures
+    after the first false-alarm round): release 14 88.0% at 2.0%, 88.0% at 2.7%, 90.0% at 3.3%,
+    91.3% at 2.7%, 86.7% at 2.7%, 89.3% at 1.3%, 89.3% at 4.0%, 78.7% at 2.7% (pooled 87.7% at
+    2.7%); release 15 91.3% at 2.0%, 90.7% at 2.7%, 90.0% at 3.3%, 91.3% at 2.7%, 88.0% at 2.7%,
+    92.0% at 1.3%, 92.0% at 4.0%, 82.0% at 2.7% (pooled 89.7% at 2.7%). heldout169-176, written
+    during the false-alarm rounds, measured once with release 14's final scanner and once with
+    release 15's: release 14 84.7% at 2.0%, 89.3% at 1.3%, 93.3% at 3.3%, 90.0% at 1.3%, 82.7% at
+    2.7%, 82.0% at 2.7%, 90.7% at 4.0%, 88.7% at 1.3% (pooled 87.7% at 2.3%); release 15 91.3% at
+    1.3%, 92.7% at 1.3%, 94.7% at 3.3%, 90.7% at 1.3%, 88.0% at 2.7%, 86.0% at 2.7%, 92.0% at 4.0%,
+    90.7% at 1.3% (pooled 90.8% at 2.25%).
+    Rules were changed after each of 10-48 and 59-168 was measured (after 81-86 only for five false
+    alarms, after 121-136 and 153-168 only for false alarms), never after 49-58 or 169-176. The
+    learned layer is trained on heldout2-152, each after its measurement; 153 onward are not
+    training data, and since release 9 the model keeps every weight, so it scores 97-100% on the
+    sets it was trained on. Detection reached 90% while unseen
     on heldout24, 30, 34, 40, 42, 45, 56, 59, 61, 68, 72, 73, 77, 78, 82, 83, 85, 87, 89, 91, 93,
     94, 95, 97, 99, 100, 101, 103, 111, 114, 115, 120, 121, 125, 127, 129-133, 135-140, 142, 143,
-    145-148 and 150, and both halves of the goal (90% at 2%) held on heldout24, 56, 68, 82, 85, 91,
-    99, 100, 101, 114, 115, 121, 125, 127, 131, 133, 136, 137, 138, 142, 143, 146, 148 and 150; these
-    floors guard against regressions."""
+    145-148, 150, 153-157, 160-164, 166, 167, 169-172, 175 and 176, and both halves of the goal (90%
+    at 2%) held on heldout24, 56, 68, 82, 85, 91, 99, 100, 101, 114, 115, 121, 125, 127, 131, 133,
+    136, 137, 138, 142, 143, 146, 148, 150, 153, 154, 157, 160, 161, 166, 169, 170, 172 and 176;
+    these floors guard against regressions."""
     r = evaluate(_load(DATA / name), default_scanner())
     assert r["detection_rate"] >= detection, r["misses"]
     assert r["false_alarm_rate"] <= false_alarms, r["false_alarm_records"]
