@@ -32,7 +32,7 @@ HELDOUT = {2: "tuned on", 3: "tuned on", 4: "tuned on", 5: "tuned and trained on
            **{n: "rules informed by it, trained on" for n in range(59, 121)},
            **{n: "rules informed by it, trained on" for n in range(121, 153)},
            **{n: "rules informed by its false alarms, not trained on" for n in range(153, 169)},
-           **{n: "never tuned or trained on" for n in range(169, 185)}}
+           **{n: "never tuned or trained on" for n in range(169, 193)}}
 EXTRA = sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))  # written for training only
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
 UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
@@ -150,6 +150,11 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "heldout179.jsonl": "81.3% / 1.3%; release 15's: 81.3% / 1.3%", "heldout180.jsonl": "90.7% / 0.7%; release 15's: 92.7% / 0.0%",
           "heldout181.jsonl": "87.3% / 0.7%; release 15's: 92.0% / 0.7%", "heldout182.jsonl": "87.3% / 4.0%; release 15's: 88.0% / 4.0%",
           "heldout183.jsonl": "90.0% / 0.0%; release 15's: 89.3% / 0.7%", "heldout184.jsonl": "90.7% / 3.3%; release 15's: 92.7% / 1.3%",
+          # heldout185-192, written after that: release 14's and release 15's final scanners
+          "heldout185.jsonl": "86.7% / 2.7%; release 15's: 86.7% / 2.7%", "heldout186.jsonl": "95.3% / 2.0%; release 15's: 96.0% / 2.0%",
+          "heldout187.jsonl": "88.0% / 4.0%; release 15's: 91.3% / 4.7%", "heldout188.jsonl": "86.0% / 3.3%; release 15's: 87.3% / 2.7%",
+          "heldout189.jsonl": "85.3% / 4.0%; release 15's: 92.0% / 3.3%", "heldout190.jsonl": "84.0% / 4.0%; release 15's: 85.3% / 4.0%",
+          "heldout191.jsonl": "85.3% / 4.0%; release 15's: 89.3% / 4.0%", "heldout192.jsonl": "81.3% / 3.3%; release 15's: 83.3% / 2.7%",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
           "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",
