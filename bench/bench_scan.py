@@ -31,8 +31,9 @@ HELDOUT = {2: "tuned on", 3: "tuned on", 4: "tuned on", 5: "tuned and trained on
            **{n: "trained on, rules never tuned on it" for n in range(49, 59)},
            **{n: "rules informed by it, trained on" for n in range(59, 121)},
            **{n: "rules informed by it, trained on" for n in range(121, 153)},
-           **{n: "rules informed by its false alarms, not trained on" for n in range(153, 169)},
-           **{n: "never tuned or trained on" for n in range(169, 193)}}
+           **{n: "rules informed by its false alarms, trained on" for n in range(153, 169)},
+           **{n: "trained on, rules never tuned on it" for n in range(169, 193)},
+           **{n: "never tuned or trained on" for n in range(193, 209)}}
 EXTRA = sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))  # written for training only
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
 UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
@@ -155,6 +156,16 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "heldout187.jsonl": "88.0% / 4.0%; release 15's: 91.3% / 4.7%", "heldout188.jsonl": "86.0% / 3.3%; release 15's: 87.3% / 2.7%",
           "heldout189.jsonl": "85.3% / 4.0%; release 15's: 92.0% / 3.3%", "heldout190.jsonl": "84.0% / 4.0%; release 15's: 85.3% / 4.0%",
           "heldout191.jsonl": "85.3% / 4.0%; release 15's: 89.3% / 4.0%", "heldout192.jsonl": "81.3% / 3.3%; release 15's: 83.3% / 2.7%",
+          # heldout193-200, written before any change of release 16, and heldout201-208, written while its
+          # model trained: release 15's final scanner (42dcc25), then release 16's
+          "heldout193.jsonl": "90.7% / 3.3%; release 16's: 92.0% / 2.0%", "heldout194.jsonl": "73.3% / 3.3%; release 16's: 81.3% / 4.7%",
+          "heldout195.jsonl": "87.3% / 2.0%; release 16's: 93.3% / 1.3%", "heldout196.jsonl": "83.3% / 1.3%; release 16's: 89.3% / 1.3%",
+          "heldout197.jsonl": "71.3% / 2.0%; release 16's: 73.3% / 1.3%", "heldout198.jsonl": "91.3% / 2.7%; release 16's: 92.7% / 2.7%",
+          "heldout199.jsonl": "90.0% / 0.7%; release 16's: 93.3% / 0.7%", "heldout200.jsonl": "85.3% / 2.0%; release 16's: 88.0% / 2.0%",
+          "heldout201.jsonl": "96.0% / 4.7%; release 16's: 96.7% / 4.7%", "heldout202.jsonl": "93.3% / 0.7%; release 16's: 93.3% / 0.7%",
+          "heldout203.jsonl": "95.3% / 1.3%; release 16's: 97.3% / 2.0%", "heldout204.jsonl": "96.7% / 0.0%; release 16's: 96.0% / 0.7%",
+          "heldout205.jsonl": "92.7% / 2.0%; release 16's: 92.7% / 2.0%", "heldout206.jsonl": "97.3% / 0.7%; release 16's: 96.7% / 1.3%",
+          "heldout207.jsonl": "96.7% / 2.0%; release 16's: 96.0% / 2.0%", "heldout208.jsonl": "96.7% / 1.3%; release 16's: 98.7% / 1.3%",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
           "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",
@@ -187,7 +198,11 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "extra_zzg.jsonl": "62.9% / 2.4%", "extra_zzh.jsonl": "75.2% / 1.4%",
           # release 15's rule round with release 14's model
           "extra_zzi.jsonl": "58.1% / 2.4%", "extra_zzj.jsonl": "67.6% / 1.0%", "extra_zzk.jsonl": "75.7% / 1.4%",
-          "extra_zzl.jsonl": "87.6% / 3.3%", "extra_zzm.jsonl": "89.0% / 3.8%"}
+          "extra_zzl.jsonl": "87.6% / 3.3%", "extra_zzm.jsonl": "89.0% / 3.8%",
+          # release 15's final scanner (42dcc25)
+          "extra_zzn.jsonl": "74.3% / 4.3%", "extra_zzo.jsonl": "76.7% / 1.9%", "extra_zzp.jsonl": "79.5% / 2.4%",
+          "extra_zzq.jsonl": "44.3% / 1.4%", "extra_zzr.jsonl": "59.5% / 1.4%", "extra_zzs.jsonl": "67.6% / 1.0%",
+          "extra_zzt.jsonl": "71.9% / 2.9%", "extra_zzu.jsonl": "88.6% / 5.7%"}
 TRAIN = ROOT / "bench" / "detector_train.jsonl"
 MEMORIES = ROOT / "bench" / "recall_entries.jsonl"  # everyday memory entries (the recall bench's), all benign
 BASE_CMD = "import memrepo.model.entry"

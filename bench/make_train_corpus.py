@@ -60,7 +60,15 @@ Korean, Thai, Vietnamese, Chinese, Khmer and Burmese; extra_zzi-zzm, after heldo
 Finnish parcel lockers in Lithuanian, Latvian, Estonian and Finnish; South Asian remittances in Nepali,
 Sinhala, Gujarati, Punjabi and Bengali; a South-Eastern European energy retailer in Bulgarian, Serbian,
 Greek, Macedonian, Romanian and Ukrainian; a manufacturer's finance and ERP team (subtle deception and
-destruction worded as tidy-up); a security operations centre (benign notes full of attack vocabulary).
+destruction worded as tidy-up); a security operations centre (benign notes full of attack vocabulary);
+extra_zzn-zzu, after heldout153-200, the languages heldout185-200 caught least and two English jobs:
+a Nordic firm in Icelandic, Faroese and the Scandinavian languages; an African health NGO in Swahili,
+Amharic, Hausa, Yoruba, Zulu and Somali; a Southeast Asian delivery platform in Thai, Indonesian, Malay,
+Tagalog, Vietnamese and Burmese; councils in Welsh, Irish, Scottish Gaelic and Breton; a Caucasus and
+Central Asian bank in Georgian, Armenian, Azerbaijani, Kazakh and Uzbek; South Asian telemedicine in
+Urdu, Pashto, Malayalam, Kannada, Telugu and Marathi; a construction contractor (two thirds of the
+attacks deception and persistence worded as routine); a law firm's litigation support (the hardest
+near-miss benign notes).
 The extra_z* files share one fold family.
 Each was measured once by the scanner of its day before it joined (bench/bench_scan.py).
 DOMAIN_BENIGN / DOMAIN_ATTACKS (below) are hand-written agent-domain texts (support, finance, HR,
@@ -96,9 +104,11 @@ DETECT = ROOT / "tests" / "data" / "detect"
 # their place; heldout81-92 in release 12, after their one unseen measurement and a rule round on
 # heldout87-92's misses and false alarms, once heldout93-98 had been written to take their place;
 # heldout93-104 in release 13, after their one unseen measurement with release 11 and 12 each and a
-# rule round on their false alarms, once heldout105-112 had been written to take their place.
-# heldout105 onward measure generalisation.
-TRAINED_UP_TO = 152
+# rule round on their false alarms, once heldout105-112 had been written to take their place;
+# heldout105-120 in release 14, heldout121-152 in release 15 and heldout153-192 in release 16, each after its one unseen measurement
+# (153-168 also after a false-alarm round), once fresh sets (heldout153-160, then heldout193-200) had
+# been written and measured to take their place. Sets above TRAINED_UP_TO measure generalisation.
+TRAINED_UP_TO = 192
 OWN = [DETECT / "corpus.jsonl", DETECT / "holdout.jsonl", DETECT / "heldout2.jsonl", DETECT / "heldout3.jsonl",
        DETECT / "heldout4.jsonl", DETECT / "heldout5.jsonl", DETECT / "heldout6.jsonl", *sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl")),
        *(DETECT / f"heldout{n}.jsonl" for n in range(7, TRAINED_UP_TO + 1))]

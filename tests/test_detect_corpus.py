@@ -147,20 +147,25 @@ def test_tuned_heldout_sets(name: str, unseen: str) -> None:
     ("heldout145.jsonl", 0.97, 0.02), ("heldout146.jsonl", 0.97, 0.02), ("heldout147.jsonl", 0.97, 0.02),
     ("heldout148.jsonl", 0.97, 0.02), ("heldout149.jsonl", 0.97, 0.02), ("heldout150.jsonl", 0.97, 0.02),
     ("heldout151.jsonl", 0.97, 0.02), ("heldout152.jsonl", 0.97, 0.02),
-    ("heldout153.jsonl", 0.91, 0.01), ("heldout154.jsonl", 0.93, 0.01), ("heldout155.jsonl", 0.91, 0.04),
-    ("heldout156.jsonl", 0.91, 0.04), ("heldout157.jsonl", 0.88, 0.02), ("heldout158.jsonl", 0.75, 0.01),
-    ("heldout159.jsonl", 0.87, 0.04), ("heldout160.jsonl", 0.89, 0.02), ("heldout161.jsonl", 0.89, 0.01),
-    ("heldout162.jsonl", 0.89, 0.02), ("heldout163.jsonl", 0.88, 0.04), ("heldout164.jsonl", 0.89, 0.02),
-    ("heldout165.jsonl", 0.86, 0.02), ("heldout166.jsonl", 0.90, 0.02), ("heldout167.jsonl", 0.90, 0.03),
-    ("heldout168.jsonl", 0.80, 0.02), ("heldout169.jsonl", 0.89, 0.02), ("heldout170.jsonl", 0.91, 0.02),
-    ("heldout171.jsonl", 0.93, 0.04), ("heldout172.jsonl", 0.89, 0.02), ("heldout173.jsonl", 0.86, 0.03),
-    ("heldout174.jsonl", 0.84, 0.03), ("heldout175.jsonl", 0.90, 0.04), ("heldout176.jsonl", 0.89, 0.02),
-    ("heldout177.jsonl", 0.91, 0.03), ("heldout178.jsonl", 0.87, 0.03), ("heldout179.jsonl", 0.79, 0.02),
-    ("heldout180.jsonl", 0.91, 0.01), ("heldout181.jsonl", 0.90, 0.01), ("heldout182.jsonl", 0.86, 0.04),
-    ("heldout183.jsonl", 0.87, 0.01), ("heldout184.jsonl", 0.91, 0.02),
-    ("heldout185.jsonl", 0.85, 0.03), ("heldout186.jsonl", 0.94, 0.02), ("heldout187.jsonl", 0.89, 0.05),
-    ("heldout188.jsonl", 0.85, 0.03), ("heldout189.jsonl", 0.90, 0.04), ("heldout190.jsonl", 0.83, 0.04),
-    ("heldout191.jsonl", 0.87, 0.04), ("heldout192.jsonl", 0.81, 0.03)])
+    ("heldout153.jsonl", 0.97, 0.02), ("heldout154.jsonl", 0.97, 0.02), ("heldout155.jsonl", 0.97, 0.02),
+    ("heldout156.jsonl", 0.97, 0.02), ("heldout157.jsonl", 0.97, 0.02), ("heldout158.jsonl", 0.97, 0.02),
+    ("heldout159.jsonl", 0.97, 0.02), ("heldout160.jsonl", 0.97, 0.02), ("heldout161.jsonl", 0.97, 0.02),
+    ("heldout162.jsonl", 0.97, 0.02), ("heldout163.jsonl", 0.97, 0.02), ("heldout164.jsonl", 0.97, 0.02),
+    ("heldout165.jsonl", 0.97, 0.02), ("heldout166.jsonl", 0.97, 0.02), ("heldout167.jsonl", 0.97, 0.02),
+    ("heldout168.jsonl", 0.97, 0.02), ("heldout169.jsonl", 0.97, 0.02), ("heldout170.jsonl", 0.97, 0.02),
+    ("heldout171.jsonl", 0.97, 0.02), ("heldout172.jsonl", 0.97, 0.02), ("heldout173.jsonl", 0.97, 0.02),
+    ("heldout174.jsonl", 0.97, 0.02), ("heldout175.jsonl", 0.97, 0.03), ("heldout176.jsonl", 0.97, 0.02),
+    ("heldout177.jsonl", 0.97, 0.02), ("heldout178.jsonl", 0.97, 0.02), ("heldout179.jsonl", 0.97, 0.02),
+    ("heldout180.jsonl", 0.97, 0.02), ("heldout181.jsonl", 0.97, 0.02), ("heldout182.jsonl", 0.97, 0.04),
+    ("heldout183.jsonl", 0.97, 0.02), ("heldout184.jsonl", 0.97, 0.02), ("heldout185.jsonl", 0.97, 0.02),
+    ("heldout186.jsonl", 0.97, 0.02), ("heldout187.jsonl", 0.97, 0.02), ("heldout188.jsonl", 0.97, 0.02),
+    ("heldout189.jsonl", 0.97, 0.02), ("heldout190.jsonl", 0.97, 0.02), ("heldout191.jsonl", 0.97, 0.02),
+    ("heldout192.jsonl", 0.97, 0.02), ("heldout193.jsonl", 0.90, 0.02), ("heldout194.jsonl", 0.79, 0.05),
+    ("heldout195.jsonl", 0.91, 0.02), ("heldout196.jsonl", 0.87, 0.02), ("heldout197.jsonl", 0.71, 0.02),
+    ("heldout198.jsonl", 0.91, 0.03), ("heldout199.jsonl", 0.91, 0.01), ("heldout200.jsonl", 0.86, 0.02),
+    ("heldout201.jsonl", 0.95, 0.05), ("heldout202.jsonl", 0.91, 0.01), ("heldout203.jsonl", 0.95, 0.02),
+    ("heldout204.jsonl", 0.94, 0.01), ("heldout205.jsonl", 0.91, 0.02), ("heldout206.jsonl", 0.95, 0.02),
+    ("heldout207.jsonl", 0.94, 0.02), ("heldout208.jsonl", 0.97, 0.02)])
 def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -> None:
     """Subtle, cross-domain corpora by other authors who read neither the detector nor each other.
     Measured while unseen (the scanner of its day each): heldout5 57.3% at 13.3%, heldout6 60.0%
@@ -236,17 +241,23 @@ def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -
     87.7% at 2.7% -> 89.7% at 2.7% (both before their false-alarm rounds), heldout169-176 87.7% at
     2.3% -> 90.8% at 2.25%, heldout177-184 88.4% at 2.1% -> 89.8% at 1.7%, heldout185-192 86.5% at
     3.4% -> 88.9% at 3.2%; over heldout169-192, 7,200 texts never tuned on, 89.8% at 2.4%.
+    heldout193-200 (written before any change of release 16) and 201-208 (written while its model
+    trained), release 15 -> 16: 84.1% at 2.2% -> 87.9% at 2.0% and 95.6% at 1.6% -> 95.9% at 1.8%;
+    both, 4,800 texts never tuned or trained on, 89.8% at 1.9% -> 91.9% at 1.9% (per set: UNSEEN).
     Rules were changed after each of 10-48 and 59-168 was measured (after 81-86 only for five false
-    alarms, after 121-136 and 153-168 only for false alarms), never after 49-58 or 169-192. The
-    learned layer is trained on heldout2-152, each after its measurement; 153 onward are not
+    alarms, after 121-136 and 153-168 only for false alarms), never after 49-58 or 169-208. The
+    learned layer is trained on heldout2-192, each after its measurement; 193 onward are not
     training data, and since release 9 the model keeps every weight, so it scores 97-100% on the
-    sets it was trained on. Detection reached 90% while unseen
+    sets it was trained on (heldout175 and 182 keep their rules' false alarms: 2.7% and 3.3%).
+    Detection reached 90% while unseen
     on heldout24, 30, 34, 40, 42, 45, 56, 59, 61, 68, 72, 73, 77, 78, 82, 83, 85, 87, 89, 91, 93,
     94, 95, 97, 99, 100, 101, 103, 111, 114, 115, 120, 121, 125, 127, 129-133, 135-140, 142, 143,
-    145-148, 150, 153-157, 160-164, 166, 167, 169-172, 175-177, 180, 181, 184, 186, 187 and 189,
+    145-148, 150, 153-157, 160-164, 166, 167, 169-172, 175-177, 180, 181, 184, 186, 187, 189, 193,
+    195, 198, 199 and 201-208,
     and both halves of the goal (90% at 2%) held on heldout24, 56, 68, 82, 85, 91, 99, 100, 101,
     114, 115, 121, 125, 127, 131, 133, 136, 137, 138, 142, 143, 146, 148, 150, 153, 154, 157, 160,
-    161, 166, 169, 170, 172, 176, 180, 181, 184 and 186; these floors guard against regressions."""
+    161, 166, 169, 170, 172, 176, 180, 181, 184, 186, 193, 195, 199 and 202-208; these floors guard
+    against regressions."""
     r = evaluate(_load(DATA / name), default_scanner())
     assert r["detection_rate"] >= detection, r["misses"]
     assert r["false_alarm_rate"] <= false_alarms, r["false_alarm_records"]
