@@ -407,6 +407,8 @@ class QuotedExamples(NamedTuple):
         if not spans:
             return []
         outside = "".join(text[b: a] for (_, b), (a, _) in pairwise([(0, 0), *spans, (len(text), len(text))]))
+        # a cue word inside a link or host name ("handbook.example.com") names nothing
+        outside = _LINK_RE.sub(" ", outside)
         if sum(c.isalnum() for c in outside) < MIN_OUTSIDE_CHARS or self.cues.search(outside) is None:
             return []
         return _merge_lists(text, spans)
@@ -422,6 +424,12 @@ class QuotedExamples(NamedTuple):
             last = b
         return "".join([*parts, text[last:]])
 
+
+# Links, e-mail addresses and host names: their words are not the text's own ("example.com").
+_LINK_RE = re.compile(r"\S+://\S*|\bwww\.\S+|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+                      r"|\b(?:[\w-]+\.)+(?:com|org|net|edu|gov|io|co|dev|app|ai|info|biz|xyz|cloud|example|test|local|"
+                      r"internal|corp|lan|uk|de|fr|es|it|nl|eu|us|ca|au|in|jp|cn|ru|br|ch|se|no|dk|fi|pl|cz|at|be|ie|nz|za|"
+                      r"sg|hk|kr|tw|mx|tr|il|ae|sa|ng|ke|pk|bd|id|my|ph|vn|th|ua|ro|gr|pt|hu)\b(?:/\S*)?", re.IGNORECASE)
 
 # What separates the items of a list of quotations: 'you are now', 'from now on' or 'send to'.
 _LIST_GAP_RE = re.compile(r"[\s,;/、，]*(?:(?:or|and|oder|und|ou|et|o|y|e|或|和|及)[\s,;/、，]*)?")
