@@ -33,7 +33,7 @@ HELDOUT = {2: "tuned on", 3: "tuned on", 4: "tuned on", 5: "tuned and trained on
            **{n: "rules informed by it, trained on" for n in range(121, 153)},
            **{n: "rules informed by its false alarms, trained on" for n in range(153, 169)},
            **{n: "trained on, rules never tuned on it" for n in range(169, 193)},
-           **{n: "never tuned or trained on" for n in range(193, 217)}}
+           **{n: "never tuned or trained on" for n in range(193, 225)}}
 EXTRA = sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))  # written for training only
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
 UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
@@ -171,6 +171,12 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "heldout211.jsonl": "92.7% / 2.7%; release 16's: 93.3% / 2.0%", "heldout212.jsonl": "94.7% / 2.0%; release 16's: 94.7% / 1.3%",
           "heldout213.jsonl": "86.0% / 1.3%; release 16's: 90.7% / 2.0%", "heldout214.jsonl": "95.3% / 2.0%; release 16's: 97.3% / 2.0%",
           "heldout215.jsonl": "95.3% / 6.7%; release 16's: 96.7% / 6.0%", "heldout216.jsonl": "90.7% / 2.0%; release 16's: 92.0% / 2.0%",
+          # heldout217-224, written after heldout209-216 was measured: release 15's and release 16's final
+          # scanners (release 16 with the link fix, ea70df8)
+          "heldout217.jsonl": "87.3% / 0.7%; release 16's: 92.0% / 0.7%", "heldout218.jsonl": "90.7% / 2.0%; release 16's: 90.0% / 2.0%",
+          "heldout219.jsonl": "93.3% / 2.7%; release 16's: 94.0% / 1.3%", "heldout220.jsonl": "94.7% / 2.0%; release 16's: 96.7% / 1.3%",
+          "heldout221.jsonl": "94.7% / 4.7%; release 16's: 96.0% / 3.3%", "heldout222.jsonl": "95.3% / 2.7%; release 16's: 95.3% / 3.3%",
+          "heldout223.jsonl": "84.0% / 2.7%; release 16's: 91.3% / 2.7%", "heldout224.jsonl": "89.3% / 4.7%; release 16's: 91.3% / 4.7%",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
           "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",
