@@ -105,9 +105,10 @@ DETECT = ROOT / "tests" / "data" / "detect"
 # heldout87-92's misses and false alarms, once heldout93-98 had been written to take their place;
 # heldout93-104 in release 13, after their one unseen measurement with release 11 and 12 each and a
 # rule round on their false alarms, once heldout105-112 had been written to take their place;
-# heldout105-120 in release 14, heldout121-152 in release 15 and heldout153-192 in release 16, each after its one unseen measurement
-# (153-168 also after a false-alarm round), once fresh sets (heldout153-160, then heldout193-200) had
-# been written and measured to take their place. Sets above TRAINED_UP_TO measure generalisation.
+# heldout105-120 in release 14, heldout121-152 in release 15 and heldout153-192 in release 16, each
+# after its one unseen measurement (153-168 also after a false-alarm round), once fresh sets
+# (heldout153-160, then heldout193-200) had been written and measured to take their place. Sets above
+# TRAINED_UP_TO measure generalisation.
 TRAINED_UP_TO = 192
 OWN = [DETECT / "corpus.jsonl", DETECT / "holdout.jsonl", DETECT / "heldout2.jsonl", DETECT / "heldout3.jsonl",
        DETECT / "heldout4.jsonl", DETECT / "heldout5.jsonl", DETECT / "heldout6.jsonl", *sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl")),

@@ -56,8 +56,9 @@ def test_orders_still_block(attack: str) -> None:
 ])
 def test_a_cue_word_inside_a_link_or_address_is_no_cue(attack: str) -> None:
     """Release 16: "example" in a host name ("example.com", the commonest in attack texts) made a quoted
-    order a quoted example; links, addresses and host names are left out when the cues are looked for."""
-    assert _blocking(attack), default_scanner().scan_text(attack)
+    order a quoted example; links, addresses and host names are left out when the cues are looked for.
+    No finding may be demoted to a quoted example (the learned layer alone blocks the first)."""
+    assert _blocking(attack) and not _quoted(attack), default_scanner().scan_text(attack)
 
 
 def test_the_same_note_with_a_cue_outside_the_link_is_still_an_example() -> None:
