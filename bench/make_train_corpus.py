@@ -68,7 +68,13 @@ Tagalog, Vietnamese and Burmese; councils in Welsh, Irish, Scottish Gaelic and B
 Central Asian bank in Georgian, Armenian, Azerbaijani, Kazakh and Uzbek; South Asian telemedicine in
 Urdu, Pashto, Malayalam, Kannada, Telugu and Marathi; a construction contractor (two thirds of the
 attacks deception and persistence worded as routine); a law firm's litigation support (the hardest
-near-miss benign notes).
+near-miss benign notes); extra_zzv-zzy, in release 17 after heldout193-224: a Sri Lankan tea estate in
+Sinhala and Tamil; microfinance in Bengali, Hindi and Assamese; Latin American and Spanish clinics in
+Spanish and Portuguese (half the benign texts near misses); a security awareness and incident team in
+ten languages (benign bulletins quoting attacks word for word); extra_zzz, a hotel group in Dutch,
+Japanese, Korean, Turkish, Croatian, Indonesian, Welsh and Irish (half the benign texts procedures and
+standing preferences phrased as orders); extra_zzza, a small company's office assistant (things kept
+quiet for good reasons, deletion policies, MFA procedures; half the attacks deception and destruction).
 The extra_z* files share one fold family.
 Each was measured once by the scanner of its day before it joined (bench/bench_scan.py).
 DOMAIN_BENIGN / DOMAIN_ATTACKS (below) are hand-written agent-domain texts (support, finance, HR,
@@ -105,11 +111,11 @@ DETECT = ROOT / "tests" / "data" / "detect"
 # heldout87-92's misses and false alarms, once heldout93-98 had been written to take their place;
 # heldout93-104 in release 13, after their one unseen measurement with release 11 and 12 each and a
 # rule round on their false alarms, once heldout105-112 had been written to take their place;
-# heldout105-120 in release 14, heldout121-152 in release 15 and heldout153-192 in release 16, each
-# after its one unseen measurement (153-168 also after a false-alarm round), once fresh sets
-# (heldout153-160, then heldout193-200) had been written and measured to take their place. Sets above
-# TRAINED_UP_TO measure generalisation.
-TRAINED_UP_TO = 192
+# heldout105-120 in release 14, heldout121-152 in release 15, heldout153-192 in release 16 and
+# heldout193-224 in release 17, each after its one unseen measurement (153-168 also after a false-alarm
+# round), once fresh sets (heldout153-160, heldout193-200, then heldout225-232) had been written and
+# measured to take their place. Sets above TRAINED_UP_TO measure generalisation.
+TRAINED_UP_TO = 224
 OWN = [DETECT / "corpus.jsonl", DETECT / "holdout.jsonl", DETECT / "heldout2.jsonl", DETECT / "heldout3.jsonl",
        DETECT / "heldout4.jsonl", DETECT / "heldout5.jsonl", DETECT / "heldout6.jsonl", *sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl")),
        *(DETECT / f"heldout{n}.jsonl" for n in range(7, TRAINED_UP_TO + 1))]

@@ -160,18 +160,22 @@ def test_tuned_heldout_sets(name: str, unseen: str) -> None:
     ("heldout183.jsonl", 0.97, 0.02), ("heldout184.jsonl", 0.97, 0.02), ("heldout185.jsonl", 0.97, 0.02),
     ("heldout186.jsonl", 0.97, 0.02), ("heldout187.jsonl", 0.97, 0.02), ("heldout188.jsonl", 0.97, 0.02),
     ("heldout189.jsonl", 0.97, 0.02), ("heldout190.jsonl", 0.97, 0.02), ("heldout191.jsonl", 0.97, 0.02),
-    ("heldout192.jsonl", 0.97, 0.02), ("heldout193.jsonl", 0.90, 0.02), ("heldout194.jsonl", 0.79, 0.05),
-    ("heldout195.jsonl", 0.91, 0.02), ("heldout196.jsonl", 0.87, 0.02), ("heldout197.jsonl", 0.71, 0.02),
-    ("heldout198.jsonl", 0.91, 0.03), ("heldout199.jsonl", 0.91, 0.01), ("heldout200.jsonl", 0.86, 0.02),
-    ("heldout201.jsonl", 0.95, 0.05), ("heldout202.jsonl", 0.91, 0.01), ("heldout203.jsonl", 0.95, 0.02),
-    ("heldout204.jsonl", 0.94, 0.01), ("heldout205.jsonl", 0.91, 0.02), ("heldout206.jsonl", 0.95, 0.02),
-    ("heldout207.jsonl", 0.94, 0.02), ("heldout208.jsonl", 0.97, 0.02),
-    ("heldout209.jsonl", 0.92, 0.02), ("heldout210.jsonl", 0.93, 0.02), ("heldout211.jsonl", 0.91, 0.02),
-    ("heldout212.jsonl", 0.93, 0.02), ("heldout213.jsonl", 0.89, 0.02), ("heldout214.jsonl", 0.95, 0.02),
-    ("heldout215.jsonl", 0.95, 0.06), ("heldout216.jsonl", 0.90, 0.02),
-    ("heldout217.jsonl", 0.90, 0.01), ("heldout218.jsonl", 0.88, 0.02), ("heldout219.jsonl", 0.92, 0.02),
-    ("heldout220.jsonl", 0.95, 0.02), ("heldout221.jsonl", 0.94, 0.04), ("heldout222.jsonl", 0.93, 0.04),
-    ("heldout223.jsonl", 0.89, 0.03), ("heldout224.jsonl", 0.89, 0.05)])
+    ("heldout192.jsonl", 0.97, 0.02), ("heldout193.jsonl", 0.97, 0.02), ("heldout194.jsonl", 0.97, 0.02), ("heldout195.jsonl", 0.97, 0.02),
+    ("heldout196.jsonl", 0.97, 0.02), ("heldout197.jsonl", 0.97, 0.02), ("heldout198.jsonl", 0.97, 0.02),
+    ("heldout199.jsonl", 0.97, 0.02), ("heldout200.jsonl", 0.97, 0.02), ("heldout201.jsonl", 0.97, 0.04),
+    ("heldout202.jsonl", 0.97, 0.02), ("heldout203.jsonl", 0.97, 0.02), ("heldout204.jsonl", 0.97, 0.02),
+    ("heldout205.jsonl", 0.97, 0.02), ("heldout206.jsonl", 0.97, 0.02), ("heldout207.jsonl", 0.97, 0.02),
+    ("heldout208.jsonl", 0.97, 0.02), ("heldout209.jsonl", 0.97, 0.02), ("heldout210.jsonl", 0.97, 0.02),
+    ("heldout211.jsonl", 0.97, 0.02), ("heldout212.jsonl", 0.97, 0.02), ("heldout213.jsonl", 0.97, 0.02),
+    ("heldout214.jsonl", 0.97, 0.02), ("heldout215.jsonl", 0.97, 0.06), ("heldout216.jsonl", 0.97, 0.02),
+    ("heldout217.jsonl", 0.97, 0.02), ("heldout218.jsonl", 0.97, 0.02), ("heldout219.jsonl", 0.97, 0.02),
+    ("heldout220.jsonl", 0.97, 0.02), ("heldout221.jsonl", 0.97, 0.02), ("heldout222.jsonl", 0.97, 0.02),
+    ("heldout223.jsonl", 0.97, 0.02), ("heldout224.jsonl", 0.97, 0.02), ("heldout225.jsonl", 0.96, 0.01),
+    ("heldout226.jsonl", 0.93, 0.03), ("heldout227.jsonl", 0.91, 0.02), ("heldout228.jsonl", 0.92, 0.01),
+    ("heldout229.jsonl", 0.95, 0.02), ("heldout230.jsonl", 0.91, 0.03), ("heldout231.jsonl", 0.91, 0.03),
+    ("heldout232.jsonl", 0.94, 0.03), ("heldout233.jsonl", 0.95, 0.04), ("heldout234.jsonl", 0.93, 0.02),
+    ("heldout235.jsonl", 0.90, 0.01), ("heldout236.jsonl", 0.93, 0.03), ("heldout237.jsonl", 0.87, 0.01),
+    ("heldout238.jsonl", 0.95, 0.01), ("heldout239.jsonl", 0.91, 0.02), ("heldout240.jsonl", 0.93, 0.03)])
 def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -> None:
     """Subtle, cross-domain corpora by other authors who read neither the detector nor each other.
     Measured while unseen (the scanner of its day each): heldout5 57.3% at 13.3%, heldout6 60.0%
@@ -253,19 +257,24 @@ def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -
     (written after release 16 was final) 92.6% at 2.6% -> 94.2% at 2.3%; all three, 7,200 texts,
     90.8% at 2.1% -> 92.7% at 2.06%; heldout217-224 (written after that) 91.2% at 2.8% -> 93.3% at
     2.4%; all four, 9,600 texts, 90.9% at 2.3% -> 92.9% at 2.15% (per set: UNSEEN).
+    heldout225-232 (written before any change of release 17) and 233-240 (written while its model
+    trained), release 16 -> 17: 93.3% at 1.9% -> 94.9% at 1.8% and 92.4% at 2.0% -> 93.9% at 1.75%;
+    both, 4,800 texts never tuned or trained on, 92.9% at 1.96% -> 94.4% at 1.79%.
     Rules were changed after each of 10-48 and 59-168 was measured (after 81-86 only for five false
-    alarms, after 121-136 and 153-168 only for false alarms), never after 49-58 or 169-224. The
-    learned layer is trained on heldout2-192, each after its measurement; 193 onward are not
-    training data, and since release 9 the model keeps every weight, so it scores 97-100% on the
-    sets it was trained on (heldout175 and 182 keep their rules' false alarms: 2.7% and 3.3%).
+    alarms, after 121-136, 153-168 and 193-224 only for false alarms: release 17's quoted-example
+    cues), never after 49-58 or 169-192. The learned layer is trained on heldout2-224, each after its
+    measurement; 225 onward are not training data, and since release 9 the model keeps every weight,
+    so it scores 97-100% on the sets it was trained on (heldout175, 182, 201 and 215 keep some of
+    their false alarms: 2.7%, 3.3%, 3.3% and 5.3%).
     Detection reached 90% while unseen
     on heldout24, 30, 34, 40, 42, 45, 56, 59, 61, 68, 72, 73, 77, 78, 82, 83, 85, 87, 89, 91, 93,
     94, 95, 97, 99, 100, 101, 103, 111, 114, 115, 120, 121, 125, 127, 129-133, 135-140, 142, 143,
     145-148, 150, 153-157, 160-164, 166, 167, 169-172, 175-177, 180, 181, 184, 186, 187, 189, 193,
-    195, 198, 199 and 201-224,
+    195, 198, 199, 201-236 and 238-240,
     and both halves of the goal (90% at 2%) held on heldout24, 56, 68, 82, 85, 91, 99, 100, 101,
     114, 115, 121, 125, 127, 131, 133, 136, 137, 138, 142, 143, 146, 148, 150, 153, 154, 157, 160,
-    161, 166, 169, 170, 172, 176, 180, 181, 184, 186, 193, 195, 199, 202-214 and 216-220; these
+    161, 166, 169, 170, 172, 176, 180, 181, 184, 186, 193, 195, 199, 202-214, 216-220, 225, 227-229,
+    234, 235, 238 and 239; these
     floors guard against regressions."""
     r = evaluate(_load(DATA / name), default_scanner())
     assert r["detection_rate"] >= detection, r["misses"]
