@@ -93,3 +93,18 @@ def test_cost_report_by_task_tool_agent_with_subagent_share(bare_repo, run):
 def test_bad_cost_input_is_a_clear_error(bare_repo, run):
     code, _, err = run("-C", bare_repo, "cost", "record", "--task", "t", "--tool", "x", "--tokens", "-5")
     assert code in (1, 2) and "Traceback" not in err and "negative" in err
+
+
+def test_hostile_ledger_numbers_add_nothing_and_crash_nothing(bare_repo, run):
+    """A hand-edited audit log (Infinity, NaN, words, lists where numbers go) must not crash the
+    report nor inflate a budget: such a record counts for nothing; well-formed ones still count."""
+    from memrepo.verbs.audit import append_audit
+
+    repo = bare_repo
+    run("-C", repo, "cost", "record", "--task", "essay", "--tool", "llm", "--tokens", "4000", "--cost", "0.04")
+    mem = MemRepo.open(repo)
+    for bad in (float("inf"), float("nan"), "abc", [1, 2], {"n": 1}, True):
+        append_audit(mem, {"event": "cost", "task": "essay", "tool": "llm", "tokens": bad, "cost": bad, "calls": bad})
+    code, rep, err = run("-C", repo, "cost", "report", "--format", "json", json_out=True)
+    assert code == 0 and "Traceback" not in err
+    assert rep["total"]["tokens"] == 4000 and rep["by_task"]["essay"]["cost"] == 0.04

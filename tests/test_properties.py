@@ -11,7 +11,7 @@ import json
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from memrepo.errors import MemrepoError
@@ -89,6 +89,8 @@ def test_entry_hostile_frontmatter(front: str, body: str) -> None:
                        st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | words,
                                     lambda kids: st.lists(kids, max_size=3) | st.dictionaries(words, kids, max_size=3),
                                     max_leaves=6), max_size=7))
+@example({"ver": float("inf")})  # int(inf) raised OverflowError, a traceback instead of a ParseError
+@example({"ver": float("-inf")})
 def test_entry_fields_of_any_type(meta: dict[str, object]) -> None:
     """Well-formed YAML whose field values have the wrong types: a ParseError, or an Entry of strings."""
     data = ("---\n" + yaml.safe_dump(meta, allow_unicode=True) + "---\nbody\n").encode()

@@ -162,7 +162,7 @@ def parse_entry_at(data: bytes, path: str) -> tuple[Entry, int]:
             updated=str(meta.get("updated", "")), ver=int(meta.get("ver", 1)) if not isinstance(meta.get("ver", 1), bool) else 1,
             origin=str(meta.get("origin", "")), extra=extra,
         ), body_line
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: ver: .inf
         raise ParseError(f"frontmatter field has the wrong type: {exc}", where=path, hint="see policies/schemas/memory.schema.json") from None
 
 

@@ -9,6 +9,7 @@ change) or confirms the task (``memrepo cost confirm --task T --by "Name <email>
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -62,8 +63,8 @@ def _spent(records: list[dict[str, Any]], *, task: str | None = None, day: str |
             continue
         if day is not None and str(r.get("time", ""))[:10] != day:
             continue
-        tokens += int(r.get("tokens") or 0)
-        cost += float(r.get("cost") or 0.0)
+        tokens += _count(r.get("tokens"))
+        cost += _amount(r.get("cost"))
     return tokens, cost
 
 
@@ -184,6 +185,22 @@ def cost_report(repo_or_path: MemRepo | str, task: str | None = None) -> dict[st
 
 
 def _add(row: dict[str, Any], r: dict[str, Any]) -> None:
-    row["calls"] += int(r.get("calls", 1) or 0)
-    row["tokens"] += int(r.get("tokens") or 0)
-    row["cost"] = round(row["cost"] + float(r.get("cost") or 0.0), 6)
+    row["calls"] += _count(r.get("calls", 1))
+    row["tokens"] += _count(r.get("tokens"))
+    row["cost"] = round(row["cost"] + _amount(r.get("cost")), 6)
+
+
+def _amount(value: Any) -> float:
+    """A ledger record's number; 0 for what is not a finite number (a hand-edited or hostile audit
+    log line such as ``"tokens": Infinity`` or ``"abc"`` adds nothing instead of crashing the report)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return 0.0
+    try:
+        number = float(value)
+    except ValueError:
+        return 0.0
+    return number if math.isfinite(number) else 0.0
+
+
+def _count(value: Any) -> int:
+    return int(_amount(value))
