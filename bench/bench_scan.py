@@ -34,7 +34,9 @@ HELDOUT = {2: "tuned on", 3: "tuned on", 4: "tuned on", 5: "tuned and trained on
            **{n: "rules informed by its false alarms, trained on" for n in range(153, 169)},
            **{n: "trained on, rules never tuned on it" for n in range(169, 193)},
            **{n: "rules informed by its false alarms, trained on" for n in range(193, 225)},
-           **{n: "never tuned or trained on" for n in range(225, 249)}}
+           **{n: "never tuned or trained on" for n in range(225, 249)},
+           **{n: "Japanese quote verbs informed by its false alarms, never trained on" for n in range(249, 257)},
+           **{n: "never tuned or trained on" for n in range(257, 265)}}
 EXTRA = sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))  # written for training only
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
 UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
@@ -193,6 +195,13 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "heldout243.jsonl": "90.7% / 2.7%; release 17's: 92.7% / 2.0%", "heldout244.jsonl": "95.3% / 0.7%; release 17's: 95.3% / 0.7%",
           "heldout245.jsonl": "92.7% / 1.3%; release 17's: 94.0% / 1.3%", "heldout246.jsonl": "89.3% / 0.7%; release 17's: 92.0% / 0.7%",
           "heldout247.jsonl": "96.0% / 2.7%; release 17's: 96.7% / 0.0%", "heldout248.jsonl": "94.0% / 2.0%; release 17's: 96.0% / 2.0%",
+          # heldout249-256 and 257-264, written after release 17 was committed: release 17 (1cfac62), once each
+          "heldout249.jsonl": "94.0% / 1.3%", "heldout250.jsonl": "93.3% / 4.7%", "heldout251.jsonl": "94.7% / 3.3%",
+          "heldout252.jsonl": "92.7% / 2.0%", "heldout253.jsonl": "92.7% / 2.7%", "heldout254.jsonl": "96.0% / 2.0%",
+          "heldout255.jsonl": "95.3% / 4.0%", "heldout256.jsonl": "93.3% / 3.3%", "heldout257.jsonl": "95.3% / 6.0%",
+          "heldout258.jsonl": "94.0% / 0.7%", "heldout259.jsonl": "96.0% / 2.7%", "heldout260.jsonl": "98.0% / 1.3%",
+          "heldout261.jsonl": "93.3% / 1.3%", "heldout262.jsonl": "90.0% / 0.7%", "heldout263.jsonl": "91.3% / 0.0%",
+          "heldout264.jsonl": "89.3% / 5.3%",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
           "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",
