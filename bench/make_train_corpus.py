@@ -74,7 +74,15 @@ Spanish and Portuguese (half the benign texts near misses); a security awareness
 ten languages (benign bulletins quoting attacks word for word); extra_zzz, a hotel group in Dutch,
 Japanese, Korean, Turkish, Croatian, Indonesian, Welsh and Irish (half the benign texts procedures and
 standing preferences phrased as orders); extra_zzza, a small company's office assistant (things kept
-quiet for good reasons, deletion policies, MFA procedures; half the attacks deception and destruction).
+quiet for good reasons, deletion policies, MFA procedures; half the attacks deception and destruction);
+extra_zzzb-zzzg, after heldout249-264's false alarms (written for release 18, not yet trained on by any
+shipped model): a clinic and pharmacy group in Chinese, Japanese, Punjabi, Urdu, Portuguese and French
+(benign halves procedural instructions to the assistant); an NGO's field offices in Nepali, Punjabi and
+Urdu; a hotel and travel chain in Turkish, Russian and French; an IT and security operations team
+(benign write-ups quoting malicious commands, credentials sent to a vendor's own API from variables); a
+family retail business in Italian, Polish and Vietnamese (standing preferences, kept-quiet notes,
+secrets nobody writes down); a legal back office in Spanish, Arabic, Korean, Hindi and Swahili
+(deception worded as office practice, confidentiality rules).
 The extra_z* files share one fold family.
 Each was measured once by the scanner of its day before it joined (bench/bench_scan.py).
 DOMAIN_BENIGN / DOMAIN_ATTACKS (below) are hand-written agent-domain texts (support, finance, HR,
