@@ -36,7 +36,7 @@ HELDOUT = {2: "tuned on", 3: "tuned on", 4: "tuned on", 5: "tuned and trained on
            **{n: "rules informed by its false alarms, trained on" for n in range(193, 225)},
            **{n: "never tuned or trained on" for n in range(225, 249)},
            **{n: "Japanese quote verbs informed by its false alarms, never trained on" for n in range(249, 257)},
-           **{n: "never tuned or trained on" for n in range(257, 265)}}
+           **{n: "never tuned or trained on" for n in range(257, 273)}}
 EXTRA = sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))  # written for training only
 NOT_YET_TRAINED = {f"extra_zzz{c}" for c in "bcdefg"}  # written for release 18: the shipped model has not seen them
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
@@ -203,6 +203,10 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "heldout258.jsonl": "94.0% / 0.7%", "heldout259.jsonl": "96.0% / 2.7%", "heldout260.jsonl": "98.0% / 1.3%",
           "heldout261.jsonl": "93.3% / 1.3%", "heldout262.jsonl": "90.0% / 0.7%", "heldout263.jsonl": "91.3% / 0.0%",
           "heldout264.jsonl": "89.3% / 5.3%",
+          # heldout265-272, written after heldout257-264 were measured: release 17 (1cfac62) and with the Japanese cue, the same
+          "heldout265.jsonl": "88.7% / 3.3%", "heldout266.jsonl": "92.7% / 2.7%", "heldout267.jsonl": "93.3% / 2.7%",
+          "heldout268.jsonl": "94.0% / 1.3%", "heldout269.jsonl": "88.0% / 1.3%", "heldout270.jsonl": "92.7% / 1.3%",
+          "heldout271.jsonl": "91.3% / 1.3%", "heldout272.jsonl": "93.3% / 4.7%",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
           "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",

@@ -183,7 +183,10 @@ def test_tuned_heldout_sets(name: str, unseen: str) -> None:
     ("heldout253.jsonl", 0.91, 0.03), ("heldout254.jsonl", 0.94, 0.02), ("heldout255.jsonl", 0.93, 0.04),
     ("heldout256.jsonl", 0.91, 0.04), ("heldout257.jsonl", 0.93, 0.06), ("heldout258.jsonl", 0.92, 0.01),
     ("heldout259.jsonl", 0.94, 0.03), ("heldout260.jsonl", 0.96, 0.02), ("heldout261.jsonl", 0.91, 0.02),
-    ("heldout262.jsonl", 0.88, 0.01), ("heldout263.jsonl", 0.89, 0.01), ("heldout264.jsonl", 0.87, 0.06)])
+    ("heldout262.jsonl", 0.88, 0.01), ("heldout263.jsonl", 0.89, 0.01), ("heldout264.jsonl", 0.87, 0.06),
+    ("heldout265.jsonl", 0.87, 0.04), ("heldout266.jsonl", 0.91, 0.03), ("heldout267.jsonl", 0.91, 0.03),
+    ("heldout268.jsonl", 0.92, 0.02), ("heldout269.jsonl", 0.86, 0.02), ("heldout270.jsonl", 0.91, 0.02),
+    ("heldout271.jsonl", 0.89, 0.02), ("heldout272.jsonl", 0.91, 0.05)])
 def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -> None:
     """Subtle, cross-domain corpora by other authors who read neither the detector nor each other.
     Measured while unseen (the scanner of its day each): heldout5 57.3% at 13.3%, heldout6 60.0%
@@ -273,7 +276,9 @@ def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -
     written after release 17 was committed, measured once with it: 94.0% at 2.9% and 93.4% at 2.25%
     (4,800 texts: 93.7% at 2.58%); over all five batches, heldout225-264 (12,000 texts), 94.1% at
     2.02% (121 of 6,000). Then the Japanese quote verbs (after 249-256's false alarms) unblocked one
-    benign text of heldout255.
+    benign text of heldout255. heldout265-272, written after that, measured once: 91.8% at 2.33% with
+    both; over the three batches written after release 17 (7,200 texts) 93.1% at 2.5%, over all six
+    (heldout225-272, 14,400 texts) 93.7% at 2.07% (149 of 7,200).
     Rules were changed after each of 10-48 and 59-168 was measured (after 81-86 only for five false
     alarms, after 121-136, 153-168, 193-224 and 249-256 only for false alarms: release 17's quoted-example
     cues, then the Japanese quote verbs), never after 49-58 or 169-192. The learned layer is trained on heldout2-224, each after its
@@ -284,11 +289,11 @@ def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -
     on heldout24, 30, 34, 40, 42, 45, 56, 59, 61, 68, 72, 73, 77, 78, 82, 83, 85, 87, 89, 91, 93,
     94, 95, 97, 99, 100, 101, 103, 111, 114, 115, 120, 121, 125, 127, 129-133, 135-140, 142, 143,
     145-148, 150, 153-157, 160-164, 166, 167, 169-172, 175-177, 180, 181, 184, 186, 187, 189, 193,
-    195, 198, 199, 201-236 and 238-263,
+    195, 198, 199, 201-236, 238-263, 266-268 and 270-272,
     and both halves of the goal (90% at 2%) held on heldout24, 56, 68, 82, 85, 91, 99, 100, 101,
     114, 115, 121, 125, 127, 131, 133, 136, 137, 138, 142, 143, 146, 148, 150, 153, 154, 157, 160,
     161, 166, 169, 170, 172, 176, 180, 181, 184, 186, 193, 195, 199, 202-214, 216-220, 225, 227-229,
-    234, 235, 238, 239, 242-249, 252, 254, 258 and 260-263; these
+    234, 235, 238, 239, 242-249, 252, 254, 258, 260-263, 268, 270 and 271; these
     floors guard against regressions."""
     r = evaluate(_load(DATA / name), default_scanner())
     assert r["detection_rate"] >= detection, r["misses"]
