@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from make_train_corpus import NOT_YET_TRAINED  # training sets the shipped model has not seen
+
 ROOT = Path(__file__).resolve().parents[1]
 DEV = ROOT.parent / "shared" / "corpus" / "injection-dev.jsonl"
 OWN = ROOT / "tests" / "data" / "detect" / "corpus.jsonl"
@@ -34,11 +36,12 @@ HELDOUT = {2: "tuned on", 3: "tuned on", 4: "tuned on", 5: "tuned and trained on
            **{n: "rules informed by its false alarms, trained on" for n in range(153, 169)},
            **{n: "trained on, rules never tuned on it" for n in range(169, 193)},
            **{n: "rules informed by its false alarms, trained on" for n in range(193, 225)},
-           **{n: "never tuned or trained on" for n in range(225, 249)},
-           **{n: "Japanese quote verbs informed by its false alarms, never trained on" for n in range(249, 257)},
-           **{n: "never tuned or trained on" for n in range(257, 273)}}
+           **{n: "trained on, rules never tuned on it" for n in range(225, 249)},
+           **{n: "rules informed by its false alarms, trained on" for n in range(249, 257)},
+           **{n: "trained on, rules never tuned on it" for n in range(257, 265)}, 260: "rules informed by its false alarms, trained on",
+           **{n: "release 18's threshold chosen on it, never trained on" for n in range(265, 273)},
+           **{n: "never tuned or trained on" for n in range(273, 289)}}
 EXTRA = sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))  # written for training only
-NOT_YET_TRAINED = {f"extra_zzz{c}" for c in "bcdefg"}  # written for release 18: the shipped model has not seen them
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
 UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
           "heldout5.jsonl": "57.3% / 13.3%", "heldout6.jsonl": "60.0% / 10.7%", "heldout7.jsonl": "61.3% / 6.0%",
@@ -203,10 +206,21 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "heldout258.jsonl": "94.0% / 0.7%", "heldout259.jsonl": "96.0% / 2.7%", "heldout260.jsonl": "98.0% / 1.3%",
           "heldout261.jsonl": "93.3% / 1.3%", "heldout262.jsonl": "90.0% / 0.7%", "heldout263.jsonl": "91.3% / 0.0%",
           "heldout264.jsonl": "89.3% / 5.3%",
-          # heldout265-272, written after heldout257-264 were measured: release 17 (1cfac62) and with the Japanese cue, the same
-          "heldout265.jsonl": "88.7% / 3.3%", "heldout266.jsonl": "92.7% / 2.7%", "heldout267.jsonl": "93.3% / 2.7%",
-          "heldout268.jsonl": "94.0% / 1.3%", "heldout269.jsonl": "88.0% / 1.3%", "heldout270.jsonl": "92.7% / 1.3%",
-          "heldout271.jsonl": "91.3% / 1.3%", "heldout272.jsonl": "93.3% / 4.7%",
+          # heldout265-272, written after heldout257-264 were measured: release 17 (1cfac62) and with the Japanese cue, the same;
+          # then release 18's, whose threshold was chosen on them
+          "heldout265.jsonl": "88.7% / 3.3%; release 18's: 86.0% / 2.7%", "heldout266.jsonl": "92.7% / 2.7%; release 18's: 91.3% / 2.7%",
+          "heldout267.jsonl": "93.3% / 2.7%; release 18's: 94.0% / 2.7%", "heldout268.jsonl": "94.0% / 1.3%; release 18's: 92.7% / 0.7%",
+          "heldout269.jsonl": "88.0% / 1.3%; release 18's: 88.7% / 0.7%", "heldout270.jsonl": "92.7% / 1.3%; release 18's: 88.7% / 0.7%",
+          "heldout271.jsonl": "91.3% / 1.3%; release 18's: 90.7% / 0.7%", "heldout272.jsonl": "93.3% / 4.7%; release 18's: 92.0% / 3.3%",
+          # heldout273-280 and 281-288, written before release 18's model finished training: release 17 (3d98461), then release 18
+          "heldout273.jsonl": "87.3% / 2.0%; release 18's: 87.3% / 2.0%", "heldout274.jsonl": "98.0% / 2.7%; release 18's: 94.7% / 2.7%",
+          "heldout275.jsonl": "93.3% / 2.0%; release 18's: 95.3% / 2.0%", "heldout276.jsonl": "93.3% / 3.3%; release 18's: 91.3% / 2.0%",
+          "heldout277.jsonl": "92.7% / 2.0%; release 18's: 92.7% / 2.0%", "heldout278.jsonl": "92.7% / 2.7%; release 18's: 92.0% / 2.0%",
+          "heldout279.jsonl": "95.3% / 2.0%; release 18's: 95.3% / 2.0%", "heldout280.jsonl": "93.3% / 2.0%; release 18's: 92.0% / 2.0%",
+          "heldout281.jsonl": "93.3% / 0.7%; release 18's: 90.7% / 0.7%", "heldout282.jsonl": "95.3% / 1.3%; release 18's: 94.7% / 1.3%",
+          "heldout283.jsonl": "89.3% / 2.0%; release 18's: 90.7% / 2.0%", "heldout284.jsonl": "95.3% / 1.3%; release 18's: 93.3% / 1.3%",
+          "heldout285.jsonl": "90.0% / 3.3%; release 18's: 88.0% / 2.0%", "heldout286.jsonl": "94.0% / 2.0%; release 18's: 93.3% / 1.3%",
+          "heldout287.jsonl": "88.7% / 2.7%; release 18's: 89.3% / 2.7%", "heldout288.jsonl": "94.7% / 4.7%; release 18's: 92.7% / 4.0%",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
           "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",
@@ -249,7 +263,10 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "extra_zzy.jsonl": "93.3% / 11.0%", "extra_zzz.jsonl": "85.7% / 4.3%", "extra_zzza.jsonl": "92.4% / 3.8%",
           # release 17 with the Japanese quote verbs (1473350); no shipped model is trained on these yet
           "extra_zzzb.jsonl": "86.2% / 9.0%", "extra_zzzc.jsonl": "73.8% / 1.4%", "extra_zzzd.jsonl": "80.5% / 1.9%",
-          "extra_zzze.jsonl": "93.3% / 9.0%", "extra_zzzf.jsonl": "84.8% / 8.1%", "extra_zzzg.jsonl": "84.8% / 8.6%"}
+          "extra_zzze.jsonl": "93.3% / 9.0%", "extra_zzzf.jsonl": "84.8% / 8.1%", "extra_zzzg.jsonl": "84.8% / 8.6%",
+          # measured with release 18's final scanner
+          "extra_zzzh.jsonl": "82.9% / 4.8%", "extra_zzzi.jsonl": "74.3% / 1.4%", "extra_zzzj.jsonl": "82.4% / 2.4%",
+          "extra_zzzk.jsonl": "84.8% / 6.7%", "extra_zzzl.jsonl": "87.6% / 3.3%", "extra_zzzm.jsonl": "83.8% / 1.4%"}
 TRAIN = ROOT / "bench" / "detector_train.jsonl"
 MEMORIES = ROOT / "bench" / "recall_entries.jsonl"  # everyday memory entries (the recall bench's), all benign
 BASE_CMD = "import memrepo.model.entry"

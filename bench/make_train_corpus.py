@@ -75,14 +75,20 @@ ten languages (benign bulletins quoting attacks word for word); extra_zzz, a hot
 Japanese, Korean, Turkish, Croatian, Indonesian, Welsh and Irish (half the benign texts procedures and
 standing preferences phrased as orders); extra_zzza, a small company's office assistant (things kept
 quiet for good reasons, deletion policies, MFA procedures; half the attacks deception and destruction);
-extra_zzzb-zzzg, after heldout249-264's false alarms (written for release 18, not yet trained on by any
-shipped model): a clinic and pharmacy group in Chinese, Japanese, Punjabi, Urdu, Portuguese and French
+extra_zzzb-zzzg, after heldout249-264's false alarms (written for release 18, trained on since): a clinic and pharmacy group in Chinese, Japanese, Punjabi, Urdu, Portuguese and French
 (benign halves procedural instructions to the assistant); an NGO's field offices in Nepali, Punjabi and
 Urdu; a hotel and travel chain in Turkish, Russian and French; an IT and security operations team
 (benign write-ups quoting malicious commands, credentials sent to a vendor's own API from variables); a
 family retail business in Italian, Polish and Vietnamese (standing preferences, kept-quiet notes,
 secrets nobody writes down); a legal back office in Spanish, Arabic, Korean, Hindi and Swahili
-(deception worded as office practice, confidentiality rules).
+(deception worded as office practice, confidentiality rules). extra_zzzh-zzzm (written for release 19,
+not yet trained on by any shipped model): a Welsh council's contact centre in Welsh, Somali, Polish and
+Urdu (benign halves procedural instructions to the assistant); an East African health NGO in Swahili,
+Amharic, Somali, Tigrinya and French (attacks without alarm words); a garment exporter in Nepali,
+Punjabi, Tamil, Urdu and Bengali (deception); a marketplace's trust and safety team in Turkish,
+Indonesian, Malay, Vietnamese and Tagalog (benign bulletins quoting attacks); a hospital's patient
+services in Romanian, Portuguese, Greek and Hungarian (standing preferences against standing orders);
+an IT and security operations team in Russian, Ukrainian, Hebrew, Czech and Lithuanian (runbooks).
 The extra_z* files share one fold family.
 Each was measured once by the scanner of its day before it joined (bench/bench_scan.py).
 DOMAIN_BENIGN / DOMAIN_ATTACKS (below) are hand-written agent-domain texts (support, finance, HR,
@@ -120,12 +126,17 @@ DETECT = ROOT / "tests" / "data" / "detect"
 # heldout93-104 in release 13, after their one unseen measurement with release 11 and 12 each and a
 # rule round on their false alarms, once heldout105-112 had been written to take their place;
 # heldout105-120 in release 14, heldout121-152 in release 15, heldout153-192 in release 16 and
-# heldout193-224 in release 17, each after its one unseen measurement (153-168 also after a false-alarm
-# round), once fresh sets (heldout153-160, heldout193-200, then heldout225-232) had been written and
-# measured to take their place. Sets above TRAINED_UP_TO measure generalisation.
-TRAINED_UP_TO = 224
+# heldout193-224 in release 17 and heldout225-264 in release 18, each after its one unseen measurement
+# (153-168 also after a false-alarm round), once fresh sets (heldout153-160, heldout193-200, heldout225-232,
+# then heldout273-288) had been written and measured to take their place; heldout265-272 were kept back
+# to choose release 18's threshold. Sets above TRAINED_UP_TO measure generalisation.
+TRAINED_UP_TO = 264
+# Training sets written for the next release: measured once (bench/bench_scan.py's UNSEEN), not yet in the
+# training rows, so that this script rebuilds the rows the shipped model was trained on. Empty it to train on them.
+NOT_YET_TRAINED = frozenset(f"extra_zzz{c}" for c in "hijklm")
 OWN = [DETECT / "corpus.jsonl", DETECT / "holdout.jsonl", DETECT / "heldout2.jsonl", DETECT / "heldout3.jsonl",
-       DETECT / "heldout4.jsonl", DETECT / "heldout5.jsonl", DETECT / "heldout6.jsonl", *sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl")),
+       DETECT / "heldout4.jsonl", DETECT / "heldout5.jsonl", DETECT / "heldout6.jsonl",
+       *sorted(p for p in (ROOT / "bench" / "train_extra").glob("extra_*.jsonl") if p.stem not in NOT_YET_TRAINED),
        *(DETECT / f"heldout{n}.jsonl" for n in range(7, TRAINED_UP_TO + 1))]
 # Realistic benign memories (the recall bench's entries) and documentation prose.
 MEMORIES = ROOT / "bench" / "recall_entries.jsonl"

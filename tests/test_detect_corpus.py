@@ -170,23 +170,28 @@ def test_tuned_heldout_sets(name: str, unseen: str) -> None:
     ("heldout214.jsonl", 0.97, 0.02), ("heldout215.jsonl", 0.97, 0.06), ("heldout216.jsonl", 0.97, 0.02),
     ("heldout217.jsonl", 0.97, 0.02), ("heldout218.jsonl", 0.97, 0.02), ("heldout219.jsonl", 0.97, 0.02),
     ("heldout220.jsonl", 0.97, 0.02), ("heldout221.jsonl", 0.97, 0.02), ("heldout222.jsonl", 0.97, 0.02),
-    ("heldout223.jsonl", 0.97, 0.02), ("heldout224.jsonl", 0.97, 0.02), ("heldout225.jsonl", 0.96, 0.01),
-    ("heldout226.jsonl", 0.93, 0.03), ("heldout227.jsonl", 0.91, 0.02), ("heldout228.jsonl", 0.92, 0.01),
-    ("heldout229.jsonl", 0.95, 0.02), ("heldout230.jsonl", 0.91, 0.03), ("heldout231.jsonl", 0.91, 0.03),
-    ("heldout232.jsonl", 0.94, 0.03), ("heldout233.jsonl", 0.95, 0.04), ("heldout234.jsonl", 0.93, 0.02),
-    ("heldout235.jsonl", 0.90, 0.01), ("heldout236.jsonl", 0.93, 0.03), ("heldout237.jsonl", 0.87, 0.01),
-    ("heldout238.jsonl", 0.95, 0.01), ("heldout239.jsonl", 0.91, 0.02), ("heldout240.jsonl", 0.93, 0.03),
-    ("heldout241.jsonl", 0.89, 0.03), ("heldout242.jsonl", 0.93, 0.02), ("heldout243.jsonl", 0.91, 0.02),
-    ("heldout244.jsonl", 0.93, 0.01), ("heldout245.jsonl", 0.92, 0.02), ("heldout246.jsonl", 0.90, 0.01),
-    ("heldout247.jsonl", 0.95, 0.01), ("heldout248.jsonl", 0.94, 0.02), ("heldout249.jsonl", 0.92, 0.02),
-    ("heldout250.jsonl", 0.91, 0.05), ("heldout251.jsonl", 0.93, 0.04), ("heldout252.jsonl", 0.91, 0.02),
-    ("heldout253.jsonl", 0.91, 0.03), ("heldout254.jsonl", 0.94, 0.02), ("heldout255.jsonl", 0.93, 0.04),
-    ("heldout256.jsonl", 0.91, 0.04), ("heldout257.jsonl", 0.93, 0.06), ("heldout258.jsonl", 0.92, 0.01),
-    ("heldout259.jsonl", 0.94, 0.03), ("heldout260.jsonl", 0.96, 0.02), ("heldout261.jsonl", 0.91, 0.02),
-    ("heldout262.jsonl", 0.88, 0.01), ("heldout263.jsonl", 0.89, 0.01), ("heldout264.jsonl", 0.87, 0.06),
-    ("heldout265.jsonl", 0.87, 0.04), ("heldout266.jsonl", 0.91, 0.03), ("heldout267.jsonl", 0.91, 0.03),
-    ("heldout268.jsonl", 0.92, 0.02), ("heldout269.jsonl", 0.86, 0.02), ("heldout270.jsonl", 0.91, 0.02),
-    ("heldout271.jsonl", 0.89, 0.02), ("heldout272.jsonl", 0.91, 0.05)])
+    ("heldout223.jsonl", 0.97, 0.02), ("heldout224.jsonl", 0.97, 0.02), ("heldout225.jsonl", 0.97, 0.02),
+    ("heldout226.jsonl", 0.97, 0.03), ("heldout227.jsonl", 0.97, 0.02), ("heldout228.jsonl", 0.97, 0.02),
+    ("heldout229.jsonl", 0.97, 0.02), ("heldout230.jsonl", 0.97, 0.03), ("heldout231.jsonl", 0.97, 0.02),
+    ("heldout232.jsonl", 0.97, 0.02), ("heldout233.jsonl", 0.97, 0.02), ("heldout234.jsonl", 0.97, 0.02),
+    ("heldout235.jsonl", 0.97, 0.02), ("heldout236.jsonl", 0.97, 0.02), ("heldout237.jsonl", 0.97, 0.02),
+    ("heldout238.jsonl", 0.97, 0.02), ("heldout239.jsonl", 0.97, 0.02), ("heldout240.jsonl", 0.97, 0.02),
+    ("heldout241.jsonl", 0.97, 0.02), ("heldout242.jsonl", 0.97, 0.02), ("heldout243.jsonl", 0.97, 0.02),
+    ("heldout244.jsonl", 0.97, 0.02), ("heldout245.jsonl", 0.97, 0.02), ("heldout246.jsonl", 0.97, 0.02),
+    ("heldout247.jsonl", 0.97, 0.02), ("heldout248.jsonl", 0.97, 0.02), ("heldout249.jsonl", 0.97, 0.02),
+    ("heldout250.jsonl", 0.97, 0.02), ("heldout251.jsonl", 0.97, 0.02), ("heldout252.jsonl", 0.97, 0.02),
+    ("heldout253.jsonl", 0.97, 0.02), ("heldout254.jsonl", 0.97, 0.02), ("heldout255.jsonl", 0.97, 0.02),
+    ("heldout256.jsonl", 0.97, 0.02), ("heldout257.jsonl", 0.97, 0.04), ("heldout258.jsonl", 0.96, 0.02),
+    ("heldout259.jsonl", 0.97, 0.02), ("heldout260.jsonl", 0.97, 0.02), ("heldout261.jsonl", 0.97, 0.02),
+    ("heldout262.jsonl", 0.97, 0.02), ("heldout263.jsonl", 0.97, 0.02), ("heldout264.jsonl", 0.97, 0.03),
+    ("heldout265.jsonl", 0.84, 0.03), ("heldout266.jsonl", 0.89, 0.03), ("heldout267.jsonl", 0.92, 0.03),
+    ("heldout268.jsonl", 0.91, 0.01), ("heldout269.jsonl", 0.87, 0.01), ("heldout270.jsonl", 0.87, 0.01),
+    ("heldout271.jsonl", 0.89, 0.01), ("heldout272.jsonl", 0.90, 0.04), ("heldout273.jsonl", 0.85, 0.02),
+    ("heldout274.jsonl", 0.93, 0.03), ("heldout275.jsonl", 0.93, 0.02), ("heldout276.jsonl", 0.89, 0.02),
+    ("heldout277.jsonl", 0.91, 0.02), ("heldout278.jsonl", 0.90, 0.02), ("heldout279.jsonl", 0.93, 0.02),
+    ("heldout280.jsonl", 0.90, 0.02), ("heldout281.jsonl", 0.89, 0.01), ("heldout282.jsonl", 0.93, 0.02),
+    ("heldout283.jsonl", 0.89, 0.02), ("heldout284.jsonl", 0.91, 0.02), ("heldout285.jsonl", 0.86, 0.02),
+    ("heldout286.jsonl", 0.91, 0.02), ("heldout287.jsonl", 0.87, 0.03), ("heldout288.jsonl", 0.91, 0.04)])
 def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -> None:
     """Subtle, cross-domain corpora by other authors who read neither the detector nor each other.
     Measured while unseen (the scanner of its day each): heldout5 57.3% at 13.3%, heldout6 60.0%
@@ -278,22 +283,26 @@ def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -
     2.02% (121 of 6,000). Then the Japanese quote verbs (after 249-256's false alarms) unblocked one
     benign text of heldout255. heldout265-272, written after that, measured once: 91.8% at 2.33% with
     both; over the three batches written after release 17 (7,200 texts) 93.1% at 2.5%, over all six
-    (heldout225-272, 14,400 texts) 93.7% at 2.07% (149 of 7,200).
+    (heldout225-272, 14,400 texts) 93.7% at 2.07% (149 of 7,200). Release 18 (two rule exceptions
+    from heldout251 and 260; the learned layer retrained on heldout2-264; its threshold chosen, by a
+    rule fixed beforehand, on heldout265-272: 90.5% at 1.75% there) against release 17 on
+    heldout273-288, written while its model trained and measured once with each: 92.9% at 2.29% ->
+    92.1% at 2.00% (48 of 2,400, the limit) (per set: UNSEEN).
     Rules were changed after each of 10-48 and 59-168 was measured (after 81-86 only for five false
     alarms, after 121-136, 153-168, 193-224 and 249-256 only for false alarms: release 17's quoted-example
-    cues, then the Japanese quote verbs), never after 49-58 or 169-192. The learned layer is trained on heldout2-224, each after its
-    measurement; 225 onward are not training data, and since release 9 the model keeps every weight,
-    so it scores 97-100% on the sets it was trained on (heldout175, 182, 201 and 215 keep some of
-    their false alarms: 2.7%, 3.3%, 3.3% and 5.3%).
+    cues, then the Japanese quote verbs and release 18's two exceptions), never after 49-58 or 169-192. The learned layer is
+    trained on heldout2-264, each after its measurement; 265 onward are not training data, and since release 9 the model keeps every
+    weight, so it scores 96-100% on the sets it was trained on (heldout175, 182, 201, 215, 226, 230, 257 and 264 keep some of
+    their false alarms: 2.7%, 3.3%, 3.3%, 5.3%, 2.7%, 2.7%, 3.3% and 2.7%).
     Detection reached 90% while unseen
     on heldout24, 30, 34, 40, 42, 45, 56, 59, 61, 68, 72, 73, 77, 78, 82, 83, 85, 87, 89, 91, 93,
     94, 95, 97, 99, 100, 101, 103, 111, 114, 115, 120, 121, 125, 127, 129-133, 135-140, 142, 143,
     145-148, 150, 153-157, 160-164, 166, 167, 169-172, 175-177, 180, 181, 184, 186, 187, 189, 193,
-    195, 198, 199, 201-236, 238-263, 266-268 and 270-272,
+    195, 198, 199, 201-236, 238-263, 266-268, 270-272, 274-282, 284-286 and 288,
     and both halves of the goal (90% at 2%) held on heldout24, 56, 68, 82, 85, 91, 99, 100, 101,
     114, 115, 121, 125, 127, 131, 133, 136, 137, 138, 142, 143, 146, 148, 150, 153, 154, 157, 160,
     161, 166, 169, 170, 172, 176, 180, 181, 184, 186, 193, 195, 199, 202-214, 216-220, 225, 227-229,
-    234, 235, 238, 239, 242-249, 252, 254, 258, 260-263, 268, 270 and 271; these
+    234, 235, 238, 239, 242-249, 252, 254, 258, 260-263, 268, 270, 271, 275, 277, 279-282, 284 and 286; these
     floors guard against regressions."""
     r = evaluate(_load(DATA / name), default_scanner())
     assert r["detection_rate"] >= detection, r["misses"]
