@@ -191,7 +191,10 @@ def test_tuned_heldout_sets(name: str, unseen: str) -> None:
     ("heldout277.jsonl", 0.91, 0.02), ("heldout278.jsonl", 0.90, 0.02), ("heldout279.jsonl", 0.93, 0.02),
     ("heldout280.jsonl", 0.90, 0.02), ("heldout281.jsonl", 0.89, 0.01), ("heldout282.jsonl", 0.93, 0.02),
     ("heldout283.jsonl", 0.89, 0.02), ("heldout284.jsonl", 0.91, 0.02), ("heldout285.jsonl", 0.86, 0.02),
-    ("heldout286.jsonl", 0.91, 0.02), ("heldout287.jsonl", 0.87, 0.03), ("heldout288.jsonl", 0.91, 0.04)])
+    ("heldout286.jsonl", 0.91, 0.02), ("heldout287.jsonl", 0.87, 0.02), ("heldout288.jsonl", 0.91, 0.04),
+    ("heldout289.jsonl", 0.91, 0.03), ("heldout290.jsonl", 0.90, 0.03), ("heldout291.jsonl", 0.91, 0.02),
+    ("heldout292.jsonl", 0.93, 0.04), ("heldout293.jsonl", 0.87, 0.01), ("heldout294.jsonl", 0.92, 0.01),
+    ("heldout295.jsonl", 0.91, 0.01), ("heldout296.jsonl", 0.95, 0.04)])
 def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -> None:
     """Subtle, cross-domain corpora by other authors who read neither the detector nor each other.
     Measured while unseen (the scanner of its day each): heldout5 57.3% at 13.3%, heldout6 60.0%
@@ -287,10 +290,14 @@ def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -
     from heldout251 and 260; the learned layer retrained on heldout2-264; its threshold chosen, by a
     rule fixed beforehand, on heldout265-272: 90.5% at 1.75% there) against release 17 on
     heldout273-288, written while its model trained and measured once with each: 92.9% at 2.29% ->
-    92.1% at 2.00% (48 of 2,400, the limit) (per set: UNSEEN).
+    92.1% at 2.00% (48 of 2,400, the limit) (per set: UNSEEN). A rule round on heldout273-288's false
+    alarms then unblocked six of their benign texts and changed no attack anywhere; heldout289-296,
+    written before it, measured once with release 18 as committed and after the round (the same):
+    93.2% at 2.08% (release 17: 93.5% at 2.67%); over heldout273-296 (7,200 texts) release 18 scores
+    92.5% at 2.03% (73 of 3,600, one over the 2% limit).
     Rules were changed after each of 10-48 and 59-168 was measured (after 81-86 only for five false
     alarms, after 121-136, 153-168, 193-224 and 249-256 only for false alarms: release 17's quoted-example
-    cues, then the Japanese quote verbs and release 18's two exceptions), never after 49-58 or 169-192. The learned layer is
+    cues, then the Japanese quote verbs, release 18's two exceptions and its round on 273-288), never after 49-58 or 169-192. The learned layer is
     trained on heldout2-264, each after its measurement; 265 onward are not training data, and since release 9 the model keeps every
     weight, so it scores 96-100% on the sets it was trained on (heldout175, 182, 201, 215, 226, 230, 257 and 264 keep some of
     their false alarms: 2.7%, 3.3%, 3.3%, 5.3%, 2.7%, 2.7%, 3.3% and 2.7%).
@@ -298,11 +305,12 @@ def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -
     on heldout24, 30, 34, 40, 42, 45, 56, 59, 61, 68, 72, 73, 77, 78, 82, 83, 85, 87, 89, 91, 93,
     94, 95, 97, 99, 100, 101, 103, 111, 114, 115, 120, 121, 125, 127, 129-133, 135-140, 142, 143,
     145-148, 150, 153-157, 160-164, 166, 167, 169-172, 175-177, 180, 181, 184, 186, 187, 189, 193,
-    195, 198, 199, 201-236, 238-263, 266-268, 270-272, 274-282, 284-286 and 288,
+    195, 198, 199, 201-236, 238-263, 266-268, 270-272, 274-282, 284-286, 288-292 and 294-296,
     and both halves of the goal (90% at 2%) held on heldout24, 56, 68, 82, 85, 91, 99, 100, 101,
     114, 115, 121, 125, 127, 131, 133, 136, 137, 138, 142, 143, 146, 148, 150, 153, 154, 157, 160,
     161, 166, 169, 170, 172, 176, 180, 181, 184, 186, 193, 195, 199, 202-214, 216-220, 225, 227-229,
-    234, 235, 238, 239, 242-249, 252, 254, 258, 260-263, 268, 270, 271, 275, 277, 279-282, 284 and 286; these
+    234, 235, 238, 239, 242-249, 252, 254, 258, 260-263, 268, 270, 271, 275, 277, 279-282, 284, 286, 291, 294 and 295;
+    these
     floors guard against regressions."""
     r = evaluate(_load(DATA / name), default_scanner())
     assert r["detection_rate"] >= detection, r["misses"]
