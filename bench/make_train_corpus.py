@@ -75,7 +75,8 @@ ten languages (benign bulletins quoting attacks word for word); extra_zzz, a hot
 Japanese, Korean, Turkish, Croatian, Indonesian, Welsh and Irish (half the benign texts procedures and
 standing preferences phrased as orders); extra_zzza, a small company's office assistant (things kept
 quiet for good reasons, deletion policies, MFA procedures; half the attacks deception and destruction);
-extra_zzzb-zzzg, after heldout249-264's false alarms (written for release 18, trained on since): a clinic and pharmacy group in Chinese, Japanese, Punjabi, Urdu, Portuguese and French
+extra_zzzb-zzzg, after heldout249-264's false alarms (written for release 18, trained on since): a clinic
+and pharmacy group in Chinese, Japanese, Punjabi, Urdu, Portuguese and French
 (benign halves procedural instructions to the assistant); an NGO's field offices in Nepali, Punjabi and
 Urdu; a hotel and travel chain in Turkish, Russian and French; an IT and security operations team
 (benign write-ups quoting malicious commands, credentials sent to a vendor's own API from variables); a
