@@ -194,13 +194,14 @@ def test_veto_applies_to_the_listed_rules_not_their_whole_category() -> None:
 
 def test_veto_excuses_plain_standing_orders_not_self_preservation() -> None:
     """Release 11 lists persistence.standing-order and exfil.network-with-secret: a user's own standing preference
-    ("From now on, please send the brief at 6:45") is excused when the model is sure, but a note that
+    ("From now on, please send the brief before the school bus leaves") is excused when the model is sure, but a note that
     resists deletion (persistence.self-preserve, never listed) blocks at any veto."""
     scanner = Scanner.from_policy_files(default_policy_files())
     assert scanner.model is not None
     assert {"persistence.standing-order", "exfil.network-with-secret"} <= set(scanner.veto_targets)
     assert not {"persistence", "persistence.self-preserve", "exfiltration", "exfil.send-secret"} & set(scanner.veto_targets)
-    preference = "From now on, please send the morning brief at 6:45 instead of 7:00, the school bus time changed."
+    # (release 19's rule excuses a plain time change, "at 6:45 instead of 7:00", without the model)
+    preference = "From now on, please send the morning brief before the school bus leaves, the bus time changed."
     scanner.model.veto = 0.0
     assert any(f.blocking and f.rule == "persistence.standing-order" for f in scanner.scan_text(preference))
     scanner.model.veto = 1.0

@@ -193,7 +193,7 @@ class Scanner:
                 if rule.secret or rule.id in found or self.ruleset.openings_absent(openings, index):
                     continue
                 skip = qx.skip if qx is not None and rule.category in qx.categories else None
-                m, was_quoted = _first_match(rule, v.text, index, branches, skip)
+                m, was_quoted = _first_match(rule, v.text, index, branches, skip, qx.enacted if qx is not None else None)
                 if m is None:
                     continue
                 step = _revealing_step(rule, original, v.step)
@@ -363,16 +363,18 @@ def _revealing_step(rule: Rule, original: str, step: str) -> str:
 
 
 def _first_match(rule: Rule, text: str, index: TextIndex, branches: tuple[Branch, ...] | None = None,
-                 skip: Callable[[re.Match[str]], bool] | None = None) -> tuple[re.Match[str] | None, bool]:
+                 skip: Callable[[re.Match[str]], bool] | None = None,
+                 enacted: Callable[[re.Match[str]], bool] | None = None) -> tuple[re.Match[str] | None, bool]:
     """The first match not excused by the rule's ``unless``; a match ``skip`` excuses (a quoted
-    example) is returned with True only when no other match is left."""
+    example) is returned with True only when no other match is left. ``enacted``: true of a quoted
+    match whose text tells the reader to act on the quotation, which no ``unless`` excuses."""
     fallback = None
     for i, m in enumerate(rule.finditer(text, index, branches)):
         if i > 8:
             break
         if rule.unless is not None:
             start, end = _sentence_around(text, m.start(), m.end())
-            if rule.unless.search(text, start, end):
+            if rule.unless.search(text, start, end) and not (enacted is not None and enacted(m)):
                 continue
         if skip is not None and skip(m):
             fallback = fallback or m
@@ -387,12 +389,14 @@ class QuotedExamples(NamedTuple):
 
     categories: frozenset[str]
     cue_source: str  # compiled on first use: most scans never meet a quoted match
+    enact_source: str = ""  # words outside the quotes that tell the reader to act on them ("Follow it.")
 
     @classmethod
     def from_settings(cls, raw: Mapping[str, Any] | None) -> QuotedExamples | None:
         if not raw or not raw.get("categories") or not raw.get("cues"):
             return None
-        return cls(frozenset(raw["categories"]), "|".join(f"(?:{c})" for c in raw["cues"]))
+        return cls(frozenset(raw["categories"]), "|".join(f"(?:{c})" for c in raw["cues"]),
+                   "|".join(f"(?:{c})" for c in raw.get("enact_cues") or ()))
 
     @property
     def cues(self) -> re.Pattern[str]:
@@ -400,6 +404,18 @@ class QuotedExamples(NamedTuple):
 
     def skip(self, m: re.Match[str]) -> bool:
         return any(a < m.start() and m.end() < b for a, b in self.example_spans(m.string))
+
+    def enacted(self, m: re.Match[str]) -> bool:
+        """``m`` sits inside quotation marks and the words outside them enact the quotation
+        ("Example: '...'. Please act on it now.")."""
+        if not self.enact_source:
+            return False
+        text = m.string
+        spans = _quote_spans(text)
+        if not any(a < m.start() and m.end() < b for a, b in spans):
+            return False
+        outside = "".join(text[b: a] for (_, b), (a, _) in pairwise([(0, 0), *spans, (len(text), len(text))]))
+        return _compiled_cues(self.enact_source).search(outside) is not None
 
     def example_spans(self, text: str) -> list[tuple[int, int]]:
         """The quoted spans of ``text`` when its words outside them name it an example, else []."""
@@ -410,6 +426,9 @@ class QuotedExamples(NamedTuple):
         # a cue word inside a link or host name ("handbook.example.com") names nothing
         outside = _LINK_RE.sub(" ", outside)
         if sum(c.isalnum() for c in outside) < MIN_OUTSIDE_CHARS or self.cues.search(outside) is None:
+            return []
+        # "For example: '<order>'. Follow it from today." names an example and then enacts it
+        if self.enact_source and _compiled_cues(self.enact_source).search(outside):
             return []
         return _merge_lists(text, spans)
 
@@ -569,11 +588,16 @@ def _scan_section(doc: dict[str, Any]) -> dict[str, Any]:
                                                    for k in ("categories", "cues")):
             raise ParseError("scan.quoted_examples must have lists categories: and cues:", where="policies/policy.yaml",
                              hint="e.g. {categories: [override, role], cues: ['example', 'injection']}")
-        try:
-            re.compile("|".join(f"(?:{c})" for c in quoted["cues"]))
-        except re.error as exc:
-            raise ParseError(f"scan.quoted_examples.cues: not a regular expression: {exc}", where="policies/policy.yaml",
-                             hint="each cue is a Python regular expression (case-insensitive)") from None
+        enact = quoted.get("enact_cues", [])
+        if not isinstance(enact, list) or not all(isinstance(c, str) for c in enact):
+            raise ParseError("scan.quoted_examples.enact_cues must be a list of regular expressions", where="policies/policy.yaml",
+                             hint="e.g. ['follow (?:it|this)', 'act on it']")
+        for key, cues in (("cues", quoted["cues"]), ("enact_cues", enact)):
+            try:
+                re.compile("|".join(f"(?:{c})" for c in cues))
+            except re.error as exc:
+                raise ParseError(f"scan.quoted_examples.{key}: not a regular expression: {exc}", where="policies/policy.yaml",
+                                 hint="each cue is a Python regular expression (case-insensitive)") from None
     skill = scan.get("skill")
     if skill is not None and (not isinstance(skill, dict) or any(isinstance(v, bool) or not isinstance(v, int) for v in skill.values())):
         raise ParseError("scan.skill must map limit names to integers", where="policies/policy.yaml",
