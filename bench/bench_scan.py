@@ -42,8 +42,9 @@ HELDOUT = {2: "tuned on", 3: "tuned on", 4: "tuned on", 5: "tuned and trained on
            **{n: "release 18's threshold chosen on it, never trained on" for n in range(265, 273)},
            **{n: "rules informed by its false alarms, never trained on" for n in range(273, 289)},
            **{n: "never tuned or trained on" for n in range(289, 297)}}
-# heldout297-304 were written at the end of release 18's session and are not measured yet: release 19's first
-# fresh batch. They are left out here so that no run of this script measures them before release 19 is final.
+# heldout297-304 (written at the end of release 18's session; measured once with release 18) and heldout305-320
+# (written while release 19's model trained, not measured yet) are release 19's fresh batch. They are left out
+# here so that no run of this script measures them before release 19 is final.
 EXTRA = sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))  # written for training only
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
 UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
