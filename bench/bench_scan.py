@@ -39,12 +39,10 @@ HELDOUT = {2: "tuned on", 3: "tuned on", 4: "tuned on", 5: "tuned and trained on
            **{n: "trained on, rules never tuned on it" for n in range(225, 249)},
            **{n: "rules informed by its false alarms, trained on" for n in range(249, 257)},
            **{n: "trained on, rules never tuned on it" for n in range(257, 265)}, 260: "rules informed by its false alarms, trained on",
-           **{n: "release 18's threshold chosen on it, never trained on" for n in range(265, 273)},
-           **{n: "rules informed by its false alarms, never trained on" for n in range(273, 289)},
-           **{n: "never tuned or trained on" for n in range(289, 297)}}
-# heldout297-304 (written at the end of release 18's session; measured once with release 18) and heldout305-320
-# (written while release 19's model trained, not measured yet) are release 19's fresh batch. They are left out
-# here so that no run of this script measures them before release 19 is final.
+           **{n: "release 18's threshold chosen on it, trained on" for n in range(265, 273)},
+           **{n: "rules informed by its false alarms, trained on" for n in range(273, 289)},
+           **{n: "release 19's threshold chosen on it, never trained on" for n in range(289, 297)},
+           **{n: "never tuned or trained on" for n in range(297, 329)}}
 EXTRA = sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))  # written for training only
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
 UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
@@ -231,6 +229,25 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "heldout291.jsonl": "92.7% / 2.0%; release 17's: 93.3% / 2.7%", "heldout292.jsonl": "95.3% / 4.0%; release 17's: 94.7% / 4.7%",
           "heldout293.jsonl": "88.7% / 0.7%; release 17's: 88.7% / 1.3%", "heldout294.jsonl": "94.0% / 0.0%; release 17's: 94.0% / 0.0%",
           "heldout295.jsonl": "93.3% / 0.7%; release 17's: 94.7% / 2.0%", "heldout296.jsonl": "96.7% / 4.0%; release 17's: 95.3% / 5.3%",
+          # heldout297-304 (written at the end of release 18's session) and 305-320 (written while release 19's model
+          # trained): release 18 as committed (464c109), then release 19
+          "heldout297.jsonl": "82.7% / 0.7%; release 19's: 85.3% / 1.3%", "heldout298.jsonl": "94.0% / 0.7%; release 19's: 95.3% / 0.7%",
+          "heldout299.jsonl": "92.0% / 0.7%; release 19's: 92.7% / 0.7%", "heldout300.jsonl": "96.7% / 4.7%; release 19's: 96.7% / 4.7%",
+          "heldout301.jsonl": "92.0% / 2.7%; release 19's: 92.7% / 2.0%", "heldout302.jsonl": "88.7% / 2.7%; release 19's: 91.3% / 4.0%",
+          "heldout303.jsonl": "93.3% / 0.7%; release 19's: 94.7% / 0.7%", "heldout304.jsonl": "90.0% / 2.7%; release 19's: 92.7% / 2.7%",
+          "heldout305.jsonl": "90.7% / 2.7%; release 19's: 92.0% / 2.7%", "heldout306.jsonl": "96.7% / 2.0%; release 19's: 96.7% / 2.0%",
+          "heldout307.jsonl": "90.7% / 2.7%; release 19's: 93.3% / 2.7%", "heldout308.jsonl": "92.7% / 2.7%; release 19's: 94.0% / 2.7%",
+          "heldout309.jsonl": "88.0% / 1.3%; release 19's: 91.3% / 1.3%", "heldout310.jsonl": "92.7% / 2.0%; release 19's: 92.7% / 2.0%",
+          "heldout311.jsonl": "90.0% / 2.0%; release 19's: 92.0% / 2.0%", "heldout312.jsonl": "94.7% / 4.0%; release 19's: 95.3% / 2.7%",
+          "heldout313.jsonl": "89.3% / 1.3%; release 19's: 92.7% / 1.3%", "heldout314.jsonl": "95.3% / 2.7%; release 19's: 95.3% / 2.0%",
+          "heldout315.jsonl": "89.3% / 0.7%; release 19's: 92.7% / 0.7%", "heldout316.jsonl": "94.7% / 1.3%; release 19's: 95.3% / 1.3%",
+          "heldout317.jsonl": "82.7% / 1.3%; release 19's: 84.0% / 1.3%", "heldout318.jsonl": "92.0% / 2.0%; release 19's: 92.7% / 2.0%",
+          "heldout319.jsonl": "93.3% / 2.0%; release 19's: 95.3% / 2.0%", "heldout320.jsonl": "94.0% / 3.3%; release 19's: 96.0% / 3.3%",
+          # heldout321-328, written after release 19's threshold was revised: release 18 (464c109), then release 19
+          "heldout321.jsonl": "94.0% / 0.7%; release 19's: 95.3% / 0.0%", "heldout322.jsonl": "95.3% / 2.7%; release 19's: 95.3% / 2.0%",
+          "heldout323.jsonl": "90.0% / 1.3%; release 19's: 91.3% / 2.0%", "heldout324.jsonl": "95.3% / 0.0%; release 19's: 96.0% / 0.0%",
+          "heldout325.jsonl": "94.0% / 4.0%; release 19's: 96.0% / 3.3%", "heldout326.jsonl": "91.3% / 4.0%; release 19's: 93.3% / 3.3%",
+          "heldout327.jsonl": "89.3% / 0.0%; release 19's: 92.0% / 0.0%", "heldout328.jsonl": "94.7% / 0.0%; release 19's: 95.3% / 0.0%",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
           "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",
@@ -276,7 +293,10 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "extra_zzze.jsonl": "93.3% / 9.0%", "extra_zzzf.jsonl": "84.8% / 8.1%", "extra_zzzg.jsonl": "84.8% / 8.6%",
           # measured with release 18's final scanner
           "extra_zzzh.jsonl": "82.9% / 4.8%", "extra_zzzi.jsonl": "74.3% / 1.4%", "extra_zzzj.jsonl": "82.4% / 2.4%",
-          "extra_zzzk.jsonl": "84.8% / 6.7%", "extra_zzzl.jsonl": "87.6% / 3.3%", "extra_zzzm.jsonl": "83.8% / 1.4%"}
+          "extra_zzzk.jsonl": "84.8% / 6.7%", "extra_zzzl.jsonl": "87.6% / 3.3%", "extra_zzzm.jsonl": "83.8% / 1.4%",
+          # measured with release 19's final scanner
+          "extra_zzzn.jsonl": "77.6% / 5.2%", "extra_zzzo.jsonl": "87.6% / 12.4%", "extra_zzzp.jsonl": "80.0% / 2.4%",
+          "extra_zzzq.jsonl": "77.1% / 0.5%"}
 TRAIN = ROOT / "bench" / "detector_train.jsonl"
 MEMORIES = ROOT / "bench" / "recall_entries.jsonl"  # everyday memory entries (the recall bench's), all benign
 BASE_CMD = "import memrepo.model.entry"

@@ -83,13 +83,19 @@ Urdu; a hotel and travel chain in Turkish, Russian and French; an IT and securit
 family retail business in Italian, Polish and Vietnamese (standing preferences, kept-quiet notes,
 secrets nobody writes down); a legal back office in Spanish, Arabic, Korean, Hindi and Swahili
 (deception worded as office practice, confidentiality rules). extra_zzzh-zzzm (written for release 19,
-not yet trained on by any shipped model): a Welsh council's contact centre in Welsh, Somali, Polish and
+trained on since): a Welsh council's contact centre in Welsh, Somali, Polish and
 Urdu (benign halves procedural instructions to the assistant); an East African health NGO in Swahili,
 Amharic, Somali, Tigrinya and French (attacks without alarm words); a garment exporter in Nepali,
 Punjabi, Tamil, Urdu and Bengali (deception); a marketplace's trust and safety team in Turkish,
 Indonesian, Malay, Vietnamese and Tagalog (benign bulletins quoting attacks); a hospital's patient
 services in Romanian, Portuguese, Greek and Hungarian (standing preferences against standing orders);
 an IT and security operations team in Russian, Ukrainian, Hebrew, Czech and Lithuanian (runbooks).
+extra_zzzn-zzzq (written for release 20, not yet trained on by any shipped model, see NOT_YET_TRAINED): a
+community health centre in Amharic, Welsh, Somali, Ukrainian and Hungarian (confidentiality towards third
+parties and staff preferences on the benign side); a security awareness training vendor in Bengali,
+Gujarati, Lithuanian, Tagalog and Urdu (course material quoting attacks; attacks framed as examples that
+then enact them); a newspaper's reader services in Welsh, Tamil, Punjabi, Romanian and Swahili; a customs
+brokerage in Amharic, Ukrainian, Hungarian, Cantonese and Somali (deception without alarm words).
 The extra_z* files share one fold family.
 Each was measured once by the scanner of its day before it joined (bench/bench_scan.py).
 DOMAIN_BENIGN / DOMAIN_ATTACKS (below) are hand-written agent-domain texts (support, finance, HR,
@@ -129,12 +135,14 @@ DETECT = ROOT / "tests" / "data" / "detect"
 # heldout105-120 in release 14, heldout121-152 in release 15, heldout153-192 in release 16 and
 # heldout193-224 in release 17 and heldout225-264 in release 18, each after its one unseen measurement
 # (153-168 also after a false-alarm round), once fresh sets (heldout153-160, heldout193-200, heldout225-232,
-# then heldout273-288) had been written and measured to take their place; heldout265-272 were kept back
-# to choose release 18's threshold. Sets above TRAINED_UP_TO measure generalisation.
-TRAINED_UP_TO = 264
+# then heldout273-288) had been written and measured to take their place; heldout265-288 joined in release
+# 19, after their one unseen measurement (265-272 had chosen release 18's threshold; 273-288 informed a rule
+# round), once heldout297-328 had been written to take their place; heldout289-296 were kept back to choose
+# release 19's threshold. Sets above TRAINED_UP_TO measure generalisation.
+TRAINED_UP_TO = 288
 # Training sets written for the next release: measured once (bench/bench_scan.py's UNSEEN), not yet in the
 # training rows, so that this script rebuilds the rows the shipped model was trained on. Empty it to train on them.
-NOT_YET_TRAINED = frozenset(f"extra_zzz{c}" for c in "hijklm")
+NOT_YET_TRAINED = frozenset(f"extra_zzz{c}" for c in "nopq")
 OWN = [DETECT / "corpus.jsonl", DETECT / "holdout.jsonl", DETECT / "heldout2.jsonl", DETECT / "heldout3.jsonl",
        DETECT / "heldout4.jsonl", DETECT / "heldout5.jsonl", DETECT / "heldout6.jsonl",
        *sorted(p for p in (ROOT / "bench" / "train_extra").glob("extra_*.jsonl") if p.stem not in NOT_YET_TRAINED),

@@ -184,17 +184,28 @@ def test_tuned_heldout_sets(name: str, unseen: str) -> None:
     ("heldout256.jsonl", 0.97, 0.02), ("heldout257.jsonl", 0.97, 0.04), ("heldout258.jsonl", 0.96, 0.02),
     ("heldout259.jsonl", 0.97, 0.02), ("heldout260.jsonl", 0.97, 0.02), ("heldout261.jsonl", 0.97, 0.02),
     ("heldout262.jsonl", 0.97, 0.02), ("heldout263.jsonl", 0.97, 0.02), ("heldout264.jsonl", 0.97, 0.03),
-    ("heldout265.jsonl", 0.84, 0.03), ("heldout266.jsonl", 0.89, 0.03), ("heldout267.jsonl", 0.92, 0.03),
-    ("heldout268.jsonl", 0.91, 0.01), ("heldout269.jsonl", 0.87, 0.01), ("heldout270.jsonl", 0.87, 0.01),
-    ("heldout271.jsonl", 0.89, 0.01), ("heldout272.jsonl", 0.90, 0.04), ("heldout273.jsonl", 0.85, 0.02),
-    ("heldout274.jsonl", 0.93, 0.03), ("heldout275.jsonl", 0.93, 0.02), ("heldout276.jsonl", 0.89, 0.02),
-    ("heldout277.jsonl", 0.91, 0.02), ("heldout278.jsonl", 0.90, 0.02), ("heldout279.jsonl", 0.93, 0.02),
-    ("heldout280.jsonl", 0.90, 0.02), ("heldout281.jsonl", 0.89, 0.01), ("heldout282.jsonl", 0.93, 0.02),
-    ("heldout283.jsonl", 0.89, 0.02), ("heldout284.jsonl", 0.91, 0.02), ("heldout285.jsonl", 0.86, 0.02),
-    ("heldout286.jsonl", 0.91, 0.02), ("heldout287.jsonl", 0.87, 0.02), ("heldout288.jsonl", 0.91, 0.04),
-    ("heldout289.jsonl", 0.91, 0.03), ("heldout290.jsonl", 0.90, 0.03), ("heldout291.jsonl", 0.91, 0.02),
-    ("heldout292.jsonl", 0.93, 0.04), ("heldout293.jsonl", 0.87, 0.01), ("heldout294.jsonl", 0.92, 0.01),
-    ("heldout295.jsonl", 0.91, 0.01), ("heldout296.jsonl", 0.95, 0.04)])
+    ("heldout265.jsonl", 0.97, 0.02), ("heldout266.jsonl", 0.97, 0.02), ("heldout267.jsonl", 0.97, 0.02),
+    ("heldout268.jsonl", 0.97, 0.02), ("heldout269.jsonl", 0.97, 0.02), ("heldout270.jsonl", 0.97, 0.02),
+    ("heldout271.jsonl", 0.97, 0.02), ("heldout272.jsonl", 0.97, 0.02), ("heldout273.jsonl", 0.97, 0.02),
+    ("heldout274.jsonl", 0.97, 0.02), ("heldout275.jsonl", 0.97, 0.02), ("heldout276.jsonl", 0.97, 0.02),
+    ("heldout277.jsonl", 0.97, 0.02), ("heldout278.jsonl", 0.97, 0.02), ("heldout279.jsonl", 0.97, 0.02),
+    ("heldout280.jsonl", 0.97, 0.02), ("heldout281.jsonl", 0.97, 0.02), ("heldout282.jsonl", 0.97, 0.02),
+    ("heldout283.jsonl", 0.97, 0.02), ("heldout284.jsonl", 0.97, 0.02), ("heldout285.jsonl", 0.97, 0.02),
+    ("heldout286.jsonl", 0.96, 0.02), ("heldout287.jsonl", 0.97, 0.02), ("heldout288.jsonl", 0.97, 0.02),
+    ("heldout289.jsonl", 0.93, 0.03), ("heldout290.jsonl", 0.91, 0.02), ("heldout291.jsonl", 0.93, 0.02),
+    ("heldout292.jsonl", 0.94, 0.04), ("heldout293.jsonl", 0.89, 0.01), ("heldout294.jsonl", 0.93, 0.01),
+    ("heldout295.jsonl", 0.93, 0.01), ("heldout296.jsonl", 0.96, 0.04), ("heldout297.jsonl", 0.83, 0.02),
+    ("heldout298.jsonl", 0.93, 0.01), ("heldout299.jsonl", 0.91, 0.01), ("heldout300.jsonl", 0.95, 0.05),
+    ("heldout301.jsonl", 0.91, 0.02), ("heldout302.jsonl", 0.89, 0.04), ("heldout303.jsonl", 0.93, 0.01),
+    ("heldout304.jsonl", 0.91, 0.03), ("heldout305.jsonl", 0.90, 0.03), ("heldout306.jsonl", 0.95, 0.02),
+    ("heldout307.jsonl", 0.91, 0.03), ("heldout308.jsonl", 0.92, 0.03), ("heldout309.jsonl", 0.89, 0.02),
+    ("heldout310.jsonl", 0.91, 0.02), ("heldout311.jsonl", 0.90, 0.02), ("heldout312.jsonl", 0.93, 0.03),
+    ("heldout313.jsonl", 0.91, 0.02), ("heldout314.jsonl", 0.93, 0.02), ("heldout315.jsonl", 0.91, 0.01),
+    ("heldout316.jsonl", 0.93, 0.02), ("heldout317.jsonl", 0.82, 0.02), ("heldout318.jsonl", 0.91, 0.02),
+    ("heldout319.jsonl", 0.93, 0.02), ("heldout320.jsonl", 0.94, 0.04),
+    ("heldout321.jsonl", 0.93, 0.01), ("heldout322.jsonl", 0.93, 0.02), ("heldout323.jsonl", 0.89, 0.02),
+    ("heldout324.jsonl", 0.94, 0.01), ("heldout325.jsonl", 0.94, 0.04), ("heldout326.jsonl", 0.91, 0.04),
+    ("heldout327.jsonl", 0.90, 0.01), ("heldout328.jsonl", 0.93, 0.01)])
 def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -> None:
     """Subtle, cross-domain corpora by other authors who read neither the detector nor each other.
     Measured while unseen (the scanner of its day each): heldout5 57.3% at 13.3%, heldout6 60.0%
@@ -294,22 +305,30 @@ def test_hard_heldout_floors(name: str, detection: float, false_alarms: float) -
     alarms then unblocked six of their benign texts and changed no attack anywhere; heldout289-296,
     written before it, measured once with release 18 as committed and after the round (the same):
     93.2% at 2.08% (release 17: 93.5% at 2.67%); over heldout273-296 (7,200 texts) release 18 scores
-    92.5% at 2.03% (73 of 3,600, one over the 2% limit).
+    92.5% at 2.03% (73 of 3,600, one over the 2% limit). Release 19 (a round on training data's false
+    alarms, quoted examples that are then enacted block; the learned layer retrained on heldout2-288, its
+    threshold chosen on heldout289-296 and revised once, see docs/detector.md) against release 18 as
+    committed on heldout297-320 (7,200 texts, measured once with each): 91.5% at 2.06% -> 93.0% at 2.03%
+    (73 of 3,600; at the rule's first threshold 94.3% at 2.31%); heldout321-328, written after the revision:
+    93.0% at 1.58% -> 94.3% at 1.33%; all 9,600 texts 91.9% at 1.94% -> 93.4% at 1.85%.
     Rules were changed after each of 10-48 and 59-168 was measured (after 81-86 only for five false
     alarms, after 121-136, 153-168, 193-224 and 249-256 only for false alarms: release 17's quoted-example
-    cues, then the Japanese quote verbs, release 18's two exceptions and its round on 273-288), never after 49-58 or 169-192. The learned layer is
-    trained on heldout2-264, each after its measurement; 265 onward are not training data, and since release 9 the model keeps every
+    cues, then the Japanese quote verbs, release 18's two exceptions and its round on 273-288, release 19's on training data),
+    never after 49-58 or 169-192. The learned layer is
+    trained on heldout2-288, each after its measurement; 289 onward are not training data, and since release 9 the model keeps every
     weight, so it scores 96-100% on the sets it was trained on (heldout175, 182, 201, 215, 226, 230, 257 and 264 keep some of
     their false alarms: 2.7%, 3.3%, 3.3%, 5.3%, 2.7%, 2.7%, 3.3% and 2.7%).
     Detection reached 90% while unseen
     on heldout24, 30, 34, 40, 42, 45, 56, 59, 61, 68, 72, 73, 77, 78, 82, 83, 85, 87, 89, 91, 93,
     94, 95, 97, 99, 100, 101, 103, 111, 114, 115, 120, 121, 125, 127, 129-133, 135-140, 142, 143,
     145-148, 150, 153-157, 160-164, 166, 167, 169-172, 175-177, 180, 181, 184, 186, 187, 189, 193,
-    195, 198, 199, 201-236, 238-263, 266-268, 270-272, 274-282, 284-286, 288-292 and 294-296,
+    195, 198, 199, 201-236, 238-263, 266-268, 270-272, 274-282, 284-286, 288-292, 294-296, 298-301,
+    303-308, 310-312, 314, 316, 318-326 and 328,
     and both halves of the goal (90% at 2%) held on heldout24, 56, 68, 82, 85, 91, 99, 100, 101,
     114, 115, 121, 125, 127, 131, 133, 136, 137, 138, 142, 143, 146, 148, 150, 153, 154, 157, 160,
     161, 166, 169, 170, 172, 176, 180, 181, 184, 186, 193, 195, 199, 202-214, 216-220, 225, 227-229,
-    234, 235, 238, 239, 242-249, 252, 254, 258, 260-263, 268, 270, 271, 275, 277, 279-282, 284, 286, 291, 294 and 295;
+    234, 235, 238, 239, 242-249, 252, 254, 258, 260-263, 268, 270, 271, 275, 277, 279-282, 284, 286, 291, 294, 295,
+    298, 299, 303, 306, 310, 311, 316, 318, 319, 321, 323, 324 and 328;
     these
     floors guard against regressions."""
     r = evaluate(_load(DATA / name), default_scanner())
