@@ -414,7 +414,7 @@ class QuotedExamples(NamedTuple):
         spans = _quote_spans(text)
         if not any(a < m.start() and m.end() < b for a, b in spans):
             return False
-        outside = "".join(text[b: a] for (_, b), (a, _) in pairwise([(0, 0), *spans, (len(text), len(text))]))
+        outside = _outside(text, spans)
         return _compiled_cues(self.enact_source).search(outside) is not None
 
     def example_spans(self, text: str) -> list[tuple[int, int]]:
@@ -422,7 +422,7 @@ class QuotedExamples(NamedTuple):
         spans = _quote_spans(text)
         if not spans:
             return []
-        outside = "".join(text[b: a] for (_, b), (a, _) in pairwise([(0, 0), *spans, (len(text), len(text))]))
+        outside = _outside(text, spans)
         # a cue word inside a link or host name ("handbook.example.com") names nothing
         outside = _LINK_RE.sub(" ", outside)
         if sum(c.isalnum() for c in outside) < MIN_OUTSIDE_CHARS or self.cues.search(outside) is None:
@@ -442,6 +442,11 @@ class QuotedExamples(NamedTuple):
             parts += [text[last:a], " " * (b - a)]
             last = b
         return "".join([*parts, text[last:]])
+
+
+def _outside(text: str, spans: list[tuple[int, int]]) -> str:
+    """The words of ``text`` outside the quoted ``spans`` (in order, quotation marks dropped)."""
+    return "".join(text[b: a] for (_, b), (a, _) in pairwise([(0, 0), *spans, (len(text), len(text))]))
 
 
 # Links, e-mail addresses and host names: their words are not the text's own ("example.com").
