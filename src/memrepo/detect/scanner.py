@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import gc
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from functools import lru_cache
@@ -395,27 +395,24 @@ class QuotedExamples(NamedTuple):
     def from_settings(cls, raw: Mapping[str, Any] | None) -> QuotedExamples | None:
         if not raw or not raw.get("categories") or not raw.get("cues"):
             return None
-        return cls(frozenset(raw["categories"]), "|".join(f"(?:{c})" for c in raw["cues"]),
-                   "|".join(f"(?:{c})" for c in raw.get("enact_cues") or ()))
+        return cls(frozenset(raw["categories"]), _alternation(raw["cues"]), _alternation(raw.get("enact_cues") or ()))
 
     @property
     def cues(self) -> re.Pattern[str]:
         return _compiled_cues(self.cue_source)
 
     def skip(self, m: re.Match[str]) -> bool:
-        return any(a < m.start() and m.end() < b for a, b in self.example_spans(m.string))
+        return _inside(m, self.example_spans(m.string))
+
+    def _enacts(self, outside: str) -> bool:
+        """The words outside the quotes tell the reader to act on the quotation."""
+        return bool(self.enact_source) and _compiled_cues(self.enact_source).search(outside) is not None
 
     def enacted(self, m: re.Match[str]) -> bool:
         """``m`` sits inside quotation marks and the words outside them enact the quotation
         ("Example: '...'. Please act on it now.")."""
-        if not self.enact_source:
-            return False
-        text = m.string
-        spans = _quote_spans(text)
-        if not any(a < m.start() and m.end() < b for a, b in spans):
-            return False
-        outside = _outside(text, spans)
-        return _compiled_cues(self.enact_source).search(outside) is not None
+        spans = _quote_spans(m.string)
+        return bool(self.enact_source) and _inside(m, spans) and self._enacts(_outside(m.string, spans))
 
     def example_spans(self, text: str) -> list[tuple[int, int]]:
         """The quoted spans of ``text`` when its words outside them name it an example, else []."""
@@ -428,7 +425,7 @@ class QuotedExamples(NamedTuple):
         if sum(c.isalnum() for c in outside) < MIN_OUTSIDE_CHARS or self.cues.search(outside) is None:
             return []
         # "For example: '<order>'. Follow it from today." names an example and then enacts it
-        if self.enact_source and _compiled_cues(self.enact_source).search(outside):
+        if self._enacts(outside):
             return []
         return _merge_lists(text, spans)
 
@@ -442,6 +439,16 @@ class QuotedExamples(NamedTuple):
             parts += [text[last:a], " " * (b - a)]
             last = b
         return "".join([*parts, text[last:]])
+
+
+def _alternation(patterns: Iterable[str]) -> str:
+    """One regular expression matching any of ``patterns``."""
+    return "|".join(f"(?:{p})" for p in patterns)
+
+
+def _inside(m: re.Match[str], spans: list[tuple[int, int]]) -> bool:
+    """``m`` lies strictly inside one of the quoted ``spans`` (quotation marks included in a span)."""
+    return any(a < m.start() and m.end() < b for a, b in spans)
 
 
 def _outside(text: str, spans: list[tuple[int, int]]) -> str:
@@ -599,7 +606,7 @@ def _scan_section(doc: dict[str, Any]) -> dict[str, Any]:
                              hint="e.g. ['follow (?:it|this)', 'act on it']")
         for key, cues in (("cues", quoted["cues"]), ("enact_cues", enact)):
             try:
-                re.compile("|".join(f"(?:{c})" for c in cues))
+                re.compile(_alternation(cues))
             except re.error as exc:
                 raise ParseError(f"scan.quoted_examples.{key}: not a regular expression: {exc}", where="policies/policy.yaml",
                                  hint="each cue is a Python regular expression (case-insensitive)") from None
