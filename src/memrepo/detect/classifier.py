@@ -54,6 +54,13 @@ FORMATS = {"memrepo-linear-v1": (False, False), "memrepo-linear-v2": (True, Fals
 HASHED = frozenset({"memrepo-hashed-v3", FORMAT})  # formats whose weights are a table of buckets
 HASH_BITS = 20  # buckets of a hashed model: 2**20, so that few of ~150,000 trained features share one
 _FOLD_DIGITS = str.maketrans("123456789", "000000000")
+_NONZERO_DIGIT_RE = re.compile("[1-9]")
+
+
+def _folded(text: str) -> str:
+    """Every ASCII digit read as 0 (v2+ models). ``str.translate`` looks each character up in a
+    table once the text holds any non-ASCII one; a regex replaces only the digits there."""
+    return text.translate(_FOLD_DIGITS) if text.isascii() else _NONZERO_DIGIT_RE.sub("0", text)
 MAX_WINDOWS = 64
 _UNSEEN = object()
 MEMO_WORDS = 50_000  # words whose weighted features are remembered (then the memo starts again)
@@ -75,8 +82,11 @@ def tokens(text: str, marks: bool = False) -> list[str]:
     """The words of ``text`` (CJK: each character); ``marks``: words keep their combining marks (v4)."""
     if text.isascii():
         return _TOKEN_RE.findall(text)  # no CJK to split into characters, no marks
+    found = (_MARKED_TOKEN_RE if marks else _TOKEN_RE).findall(text)
+    if max(text) < "\u3040":
+        return found  # no CJK character (they begin at U+3040): no word to split
     out: list[str] = []
-    for tok in (_MARKED_TOKEN_RE if marks else _TOKEN_RE).findall(text):
+    for tok in found:
         if not tok.isascii() and _CJK_RE.search(tok):
             out.extend(tok)
         else:
@@ -87,7 +97,7 @@ def tokens(text: str, marks: bool = False) -> list[str]:
 def features(text: str, fold_digits: bool = True, marks: bool = True) -> set[str]:
     """The feature strings of ``text`` (already normalised and lower-cased); the defaults are the
     current format's (training uses them)."""
-    toks = tokens(text.translate(_FOLD_DIGITS) if fold_digits else text, marks)
+    toks = tokens(_folded(text) if fold_digits else text, marks)
     feats = {"w:" + t for t in toks}
     feats.update("b:" + a + " " + b for a, b in pairwise(toks))
     for t in toks:
@@ -124,7 +134,7 @@ class Verdict(NamedTuple):
         not tell a language the model never saw; a dictionary model: 1.0 (its count tells)."""
         if not self.hashed:
             return 1.0
-        words = set(tokens(prepare(self.excerpt).translate(_FOLD_DIGITS), self.marks))
+        words = set(tokens(_folded(prepare(self.excerpt)), self.marks))
         return sum(1 for f in self.features if f.startswith("w:")) / max(1, len(words))
 
     @property
@@ -197,7 +207,7 @@ class Model:
     def weighted_features(self, text: str) -> dict[str, float]:
         """``features(text)`` restricted to those with a weight, with their weights: the same logit,
         fewer strings."""
-        toks = tokens(text.translate(_FOLD_DIGITS) if self.fold_digits else text, self.marks)
+        toks = tokens(_folded(text) if self.fold_digits else text, self.marks)
         feats: dict[str, float] = {}
         memo = self._token_features
         for t in toks:

@@ -10,11 +10,15 @@ import re
 import re._parser as sre_parse
 from collections.abc import Iterable
 from functools import lru_cache
-from re._constants import AT, BRANCH, IN, LITERAL, MAX_REPEAT, MIN_REPEAT, SUBPATTERN
+from re._constants import ASSERT, ASSERT_NOT, AT, BRANCH, IN, LITERAL, MAX_REPEAT, MIN_REPEAT, SUBPATTERN
 from typing import Any
 
 MIN_USEFUL = 2  # a group whose shortest needle weighs less filters nothing worth the check (or the compile it saves)
 MAX_NEEDLES = 80
+# One-character literals selective enough to look for (as a needle or a start): the rarer ASCII
+# symbols ("@" of an e-mail address) and, as starts, any non-ASCII character (a CJK word); a letter,
+# a digit, a space or common punctuation occurs too often to pay.
+_RARE_SYMBOLS = frozenset("@<[{$`#|\\~^%&*=+")
 
 
 class Group:
@@ -69,49 +73,83 @@ class TextIndex:
         return found
 
 
+_ASCII_LOOKALIKES = str.maketrans({"\u017f": "s", "\u0131": "i"})  # re's case-insensitive extras for ASCII letters
+
+
 class NeedleIndex:
-    """Every needle of a rule set's groups, and the start literals of its patterns, in one
-    Aho-Corasick automaton: one pass over a text finds all of them (pyahocorasick, in C), where a
-    substring search per needle costs a Python call each."""
+    """Every needle of a rule set's groups, and the start literals of its patterns, in Aho-Corasick
+    automata: one pass over a text finds all of them (pyahocorasick, in C), where a substring search
+    per needle costs a Python call each. The words with a non-ASCII character (CJK, Cyrillic,
+    accented ...) have an automaton of their own, built and run only for a text that holds a
+    character one of them begins with: an English text never pays for it (a process that scans only
+    such texts never builds it), at the price of a second pass over the others."""
 
-    __slots__ = ("_automaton", "_starts", "by_word", "groups")
+    __slots__ = ("_aliases", "_automata", "_firsts", "_words", "by_word", "groups")
 
-    def __init__(self, groups: Iterable[Group], starts: Iterable[str] = ()) -> None:
+    def __init__(self, groups: Iterable[Group], words: tuple[list[str], list[str]] | list[list[str]]) -> None:
+        """``words``: every needle of ``groups`` and every start, lower-cased and sorted: the ASCII
+        ones and the others."""
         self.groups = tuple(set(groups))
         self.by_word: dict[str, tuple[Group, ...]] = {}
         for g in self.groups:
             g.owner = self
             for needle in g.needles:
                 self.by_word[needle] = (*self.by_word.get(needle, ()), g)
-        self._starts = frozenset(starts)
-        self._automaton: Any = None
+        self._words = (words[0], words[1])
+        self._firsts: re.Pattern[str] | None = None  # the characters they begin with (compiled on first use)
+        self._automata: list[Any] = [None, None]
+        self._aliases: dict[str, tuple[str, ...]] = {}  # words an automaton key stands for besides its value's
 
-    def _built(self) -> Any:
-        """The automaton, built on first use (a few milliseconds; a process that scans nothing skips it)."""
-        if self._automaton is None:
+    def _built(self, which: int) -> Any:
+        """Automaton 0 (ASCII words) or 1 (the others), built on first use (a few milliseconds)."""
+        automaton = self._automata[which]
+        if automaton is None:
             import ahocorasick
 
             automaton = ahocorasick.Automaton()
-            for word in sorted(self._starts.union(self.by_word)):
-                automaton.add_word(word, (word, len(word) - 1))
+            keys: dict[str, list[str]] = {}  # keyed as locate reads the text ("ı" as "i"): a key may stand for several words
+            for word in self._words[which]:
+                key = word.translate(_ASCII_LOOKALIKES) if "\u017f" in word or "\u0131" in word else word
+                keys.setdefault(key, []).append(word)
+            for key, (word, *others) in keys.items():
+                automaton.add_word(key, (word, len(key) - 1))
+                if others:
+                    self._aliases[word] = tuple(others)
             if len(automaton):
                 automaton.make_automaton()
-            self._automaton = automaton
-        return self._automaton
+            self._automata[which] = automaton
+        return automaton
+
+    def _wide_firsts(self) -> re.Pattern[str]:
+        if self._firsts is None:  # a class of a few hundred CJK characters: ~2 ms to compile, so not at start-up
+            self._firsts = re.compile("[" + "".join(map(re.escape, sorted({w[0] for w in self._words[1]}))) + "]")
+        return self._firsts
 
     def locate(self, lowered: str) -> dict[str, list[int]]:
-        """Each word found in ``lowered`` with its start offsets (one pass of the automaton)."""
-        automaton = self._built()
+        """Each word found in ``lowered`` with its start offsets (one pass of each automaton needed).
+        "ſ" and "ı" are read as "s" and "i" (one character each: the offsets stay): a pattern's
+        case-insensitive group, ``(?i:password)``, matches "paſſword" though lower-casing keeps the "ſ"."""
         where: dict[str, list[int]] = {}
-        if not len(automaton):
-            return where
         get = where.get
-        for end, (word, size) in automaton.iter(lowered):
-            starts = get(word)
-            if starts is None:
-                where[word] = [end - size]
-            else:
-                starts.append(end - size)
+        if lowered.isascii():
+            wide = False
+        else:
+            wide = bool(self._words[1]) and self._wide_firsts().search(lowered) is not None
+            if "\u017f" in lowered or "\u0131" in lowered:
+                lowered = lowered.translate(_ASCII_LOOKALIKES)
+        for which in (0, 1) if wide else (0,):
+            automaton = self._built(which)
+            if not len(automaton):
+                continue
+            for end, (word, size) in automaton.iter(lowered):  # a word is in one automaton: its offsets ascend
+                starts = get(word)
+                if starts is None:
+                    where[word] = [end - size]
+                else:
+                    starts.append(end - size)
+        for word, others in self._aliases.items():
+            if word in where:
+                where.update((other, where[word]) for other in others)
         return where
 
     def present(self, index: TextIndex) -> frozenset[Group]:
@@ -139,7 +177,8 @@ def needles(pattern: str, flags: int = 0) -> Needles | None:
 
 
 def _useful(group: set[str]) -> bool:
-    return bool(group) and len(group) <= MAX_NEEDLES and min(_weight(s) for s in group) >= MIN_USEFUL
+    return bool(group) and len(group) <= MAX_NEEDLES and (
+        min(_weight(s) for s in group) >= MIN_USEFUL or all(s in _RARE_SYMBOLS for s in group))
 
 
 def _weight(s: str) -> int:
@@ -197,42 +236,108 @@ MAX_STARTS = 200
 
 
 def leading_literals(pattern: str, flags: int = 0) -> list[str] | None:
+    """Literal strings one of which every match starts with, matched exactly (None when unknown or
+    when they hold only case-insensitively: see :func:`leading_starts`)."""
+    got = leading_starts(pattern, flags)
+    return got[0] if got is not None and got[1] is None else None
+
+
+def leading_starts(pattern: str, flags: int = 0) -> tuple[list[str], str | None] | None:
     """Literal strings one of which every match starts with (None when unknown): the regex then
-    only needs trying where ``str.find`` sees one, instead of at every position of the text."""
+    only needs trying where one occurs, instead of at every position of the text.
+
+    Returns (literals, guard). ``guard`` is None when the literals are exact; a string when some
+    are case-insensitive (``(?i:Passwort)``): then the literals are lower-cased, to be found in the
+    lower-cased text, and they hold only where that text is as long as the original and holds none
+    of ``guard``'s characters (the ones ``re`` matches case-insensitively beyond ``str.lower``:
+    "ſ" for "s", "ı" for "i")."""
     try:
-        tree = list(sre_parse.parse(pattern, flags))
+        parsed = sre_parse.parse(pattern, flags)
     except Exception:  # noqa: BLE001
         return None
-    out = _starts(tree)
-    if not out or len(out) > MAX_STARTS or min(len(s) for s in out) < 2:
+    state = _StartState()
+    state.folded = bool(parsed.state.flags & re.IGNORECASE)
+    out = _firsts(list(parsed), 0, "", state)
+    if not out or len(out) > MAX_STARTS or not all(map(_selective, out)):
         return None
-    return sorted(set(out))
+    if not state.folded:
+        return sorted(set(out)), None
+    lowered = {s.lower() for s in out}
+    if any(len(s) != len(s.lower()) for s in out) or _EXTRA_CASES is None:
+        return None
+    guard = {chr(p) for s in lowered for c in s for p in _EXTRA_CASES.get(ord(c), ())}
+    return sorted(lowered), "".join(sorted(guard))
 
 
-def _starts(items: list[tuple[Any, Any]]) -> list[str] | None:
-    run: list[str] = []
-    for op, av in items:
+def _selective(s: str) -> bool:
+    return len(s) >= 2 or len(s) == 1 and (not s.isascii() or s in _RARE_SYMBOLS)
+
+
+try:  # the characters re matches case-insensitively beyond simple lower-casing (3.11+)
+    from re._casefix import _EXTRA_CASES  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - another Python: case-insensitive starts are not used
+    _EXTRA_CASES = None
+
+
+class _StartState:
+    __slots__ = ("folded",)
+
+    def __init__(self) -> None:
+        self.folded = False  # some literal came from a case-insensitive group
+
+
+def _firsts(items: list[tuple[Any, Any]], i: int, run: str, state: _StartState) -> list[str] | None:
+    """Literal prefixes, one of which begins every match of ``run`` followed by ``items[i:]``. A
+    short run goes on into what follows ("l" + "e|a|es": "le", "la", "les")."""
+    while i < len(items):
+        op, av = items[i]
         if op is LITERAL:
-            run.append(chr(av))
+            run += chr(av)
+            i += 1
             continue
-        if run:
-            return ["".join(run)]
-        if op is AT and str(av) == "AT_BOUNDARY":
-            continue  # zero-width; the literal after it still starts the match
-        if op is SUBPATTERN:
-            if av[1] & re.IGNORECASE:
-                return None  # (?i:Passwort) starts "Passwort" too: str.find of one spelling would miss it
-            return _starts(list(av[-1]))
-        if op is BRANCH:
-            out: list[str] = []
-            for alt in av[1]:
-                got = _starts(list(alt))
-                if not got:
-                    return None
-                out.extend(got)
-            return out
-        return None
-    return ["".join(run)] if run else None
+        if op is AT and str(av) == "AT_BOUNDARY" or op is ASSERT or op is ASSERT_NOT:
+            i += 1  # zero-width (\b, a look-behind or look-ahead): the literals around it stay contiguous
+            continue
+        if len(run) >= LONG_ENOUGH:
+            return [run]
+        folded = state.folded
+        got = _expand(op, av, items, i, run, state)
+        if got is None and run:
+            state.folded = folded
+            return [run]
+        return got
+    return [run] if run else None
+
+
+LONG_ENOUGH = 4  # a literal prefix this long is selective: no need to look further
+
+
+def _expand(op: Any, av: Any, items: list[tuple[Any, Any]], i: int, run: str, state: _StartState) -> list[str] | None:
+    rest = items[i + 1:]
+    if op is IN and len(av) <= 4 and all(o is LITERAL for o, _ in av):
+        return _union([(rest, run + chr(c)) for _, c in av], state)
+    if op is SUBPATTERN:
+        if av[1] & re.IGNORECASE:
+            state.folded = True
+        return _firsts([*av[-1], *rest], 0, run, state)
+    if op is BRANCH:
+        return _union([([*alt, *rest], run) for alt in av[1]], state)
+    if op in (MAX_REPEAT, MIN_REPEAT):
+        lo, hi, body = av
+        # once: the body, then what follows; more often: the body's own start (it repeats)
+        first = [([*body, *rest], run)] if hi == 1 else [(list(body), run)]
+        return _union(first if lo >= 1 else [*first, (rest, run)], state)  # lo 0: or the body left out
+    return None
+
+
+def _union(paths: list[tuple[list[tuple[Any, Any]], str]], state: _StartState) -> list[str] | None:
+    out: list[str] = []
+    for items, run in paths:
+        got = _firsts(items, 0, run, state)
+        if not got or len(out) + len(got) > MAX_STARTS:
+            return None
+        out.extend(got)
+    return out
 
 
 def leading_boundary(pattern: str) -> bool:

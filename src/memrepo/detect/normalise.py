@@ -45,6 +45,8 @@ _CONFUSABLES = str.maketrans({
     "ı": "i", "ȷ": "j", "ℓ": "l", "ß": "ss",
 })
 _NON_ASCII_LETTER_RE = re.compile(r"[^\x00-\x7f]")
+# A text holding none of the lookalikes has nothing to fold: one search instead of a walk over its words.
+_CONFUSABLE_RE = re.compile("[" + "".join(re.escape(chr(c)) for c in sorted(_CONFUSABLES)) + "]")
 
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "@": "a", "$": "s",
                        "!": "i", "|": "l", "€": "e"})
@@ -74,6 +76,11 @@ _ESCAPES_RE = re.compile(r"(?:\\u[0-9a-fA-F]{4}|&#[0-9]{2,7};|&#[xX][0-9a-fA-F]{
 _BINARY_RE = re.compile(r"(?<![01])(?:[01]{8}[ ]?){4,}(?![01])")
 _CHAR_CODES_RE = re.compile(r"fromCharCode\s*\(\s*(\d{1,6}(?:\s*,\s*\d{1,6}){3,})\s*\)|\bchr\(\s*\d{2,3}\s*\)(?:\s*\+\s*chr\(\s*\d{2,3}\s*\)){3,}")
 _HEX_RE = re.compile(r"(?:\\x[0-9a-fA-F]{2}){8,}|(?<![0-9a-fA-F])(?:[0-9a-fA-F]{2}[ :]?){12,}(?![0-9a-fA-F])")
+# Necessary conditions, each one scan of a character class without the look-behind that makes the
+# patterns above try every position: a text without such a run cannot hold their matches.
+_HEX_HINT_RE = re.compile(r"[0-9a-fA-F :]{24,}")
+_B32_HINT_RE = re.compile(r"[A-Z2-7]{16,}")
+_BINARY_HINT_RE = re.compile(r"[01]{8}")
 
 _HTML_COMMENT_RE = re.compile(r"<!--(.*?)(?:-->|$)", re.DOTALL)
 _HTML_HIDDEN_RE = re.compile(
@@ -128,7 +135,7 @@ def strip_invisible(text: str) -> str:
 
 
 def fold_confusables(text: str) -> str:
-    if text.isascii():
+    if text.isascii() or not _CONFUSABLE_RE.search(text):
         return text
     # Only fold words that mix scripts or are lookalike-only: a Russian sentence stays Russian.
     # Only words holding a non-ASCII character are visited (an all-ASCII word has nothing to fold);
@@ -263,6 +270,8 @@ def decode_base64(text: str) -> list[str]:
 
 def decode_hex(text: str) -> list[str]:
     out: list[str] = []
+    if "\\x" not in text and not _HEX_HINT_RE.search(text):
+        return out
     for m in _HEX_RE.finditer(text):
         digits = re.sub(r"\\x|[ :]", "", m.group(0))[: MAX_PAYLOAD_CHARS * 2]
         try:
@@ -279,6 +288,8 @@ def decode_hex(text: str) -> list[str]:
 
 def decode_base32(text: str) -> list[str]:
     out: list[str] = []
+    if not _B32_HINT_RE.search(text):
+        return out
     for m in _B32_RE.finditer(text):
         blob = m.group(0).rstrip("=")[: MAX_PAYLOAD_CHARS * 2]
         if blob.isalpha():
@@ -308,7 +319,7 @@ def decode_escapes(text: str) -> list[tuple[str, str]]:
         for m in _ESCAPES_RE.finditer(text):
             run = html.unescape(m.group(0))
             out.append(("escapes", re.sub(r"\\u([0-9a-fA-F]{4})", lambda u: chr(int(u.group(1), 16)), run)))
-    if "0" in text and "1" in text:
+    if "0" in text and "1" in text and _BINARY_HINT_RE.search(text):
         for m in _BINARY_RE.finditer(text):
             bits = m.group(0).replace(" ", "")  # whole bytes, spaced or not
             out.append(("binary", _bytes_to_text(bytes(int(bits[i: i + 8], 2) for i in range(0, len(bits), 8)))))
@@ -414,12 +425,12 @@ def decoded_payloads(text: str) -> list[Variant]:
     if _LETTER_RE.search(base):
         segments: list[tuple[int, str, int]] | None = None
         head_lines = head.split("\n")
-        words = _scored_words(head)
+        words = _WORD_RE.findall(head.lower())  # _scored_words without its 3-letter filter, applied below
         for step, fn, common in (("rot13", rot13, _COMMON_ROT13), ("reversed", _reverse, _COMMON_REVERSED)):
             # Words never span a segment boundary, so the segments' scores add up to the whole
             # text's: below 2 for the whole, no segment can read better. The transform of the whole
             # text scores what its words score once transformed (rot13 and reversal map words to words).
-            if sum(1 for w in words if w in common) < 2:
+            if common.isdisjoint(words) or sum(1 for w in words if len(w) >= 3 and w in common) < 2:
                 continue
             if segments is None:
                 segments = [(i, seg, language_score(seg)) for i, line in enumerate(head_lines)

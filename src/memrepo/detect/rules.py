@@ -27,7 +27,7 @@ from .needles import (
     Needles,
     TextIndex,
     leading_boundary,
-    leading_literals,
+    leading_starts,
     lower_pattern,
     text_index,
 )
@@ -35,33 +35,38 @@ from .needles import needles as required_literals
 
 _VAR_RE = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 _MAX_VAR_DEPTH = 4
-SPEC_VERSION = 13  # bump when the spec layout or the needle algorithm changes (invalidates caches)
+SPEC_VERSION = 21  # bump when the spec layout or the needle algorithm changes (invalidates caches)
 
 
 class Pattern:
     """A regular expression compiled on first use; compiled forms are shared per process.
 
-    ``starts``: literals one of which begins every match (see needles.leading_literals)."""
+    ``starts``: literals one of which begins every match; ``guard``: None when they are exact, else
+    they are lower-cased and hold only where ``guard``'s characters are absent (see
+    needles.leading_starts)."""
 
-    __slots__ = ("_keyed", "case_folded", "flags", "owner", "source", "starts")
+    __slots__ = ("_keyed", "case_folded", "flags", "guard", "owner", "source", "starts")
 
-    def __init__(self, source: str, flags: int = re.MULTILINE, starts: tuple[str, ...] = ()) -> None:
+    def __init__(self, source: str, flags: int = re.MULTILINE, starts: tuple[str, ...] = (), guard: str | None = None) -> None:
         self.source = source
         self.flags = flags
         self.starts = starts
+        self.guard = guard
         self.owner: NeedleIndex | None = None  # the index that holds its ASCII starts (lower-cased) as words
         self._keyed: tuple[dict[str, tuple[str, ...]], frozenset[str], tuple[str, ...]] | None = None
         self.case_folded = False  # every ASCII start is lower-case (set by keyed())
 
     def keyed(self) -> tuple[dict[str, tuple[str, ...]], frozenset[str], tuple[str, ...]]:
-        """ASCII starts by their lower-cased form (a start occurs in a text only if that form occurs
-        in the lower-cased text, which the owner's automaton finds), those forms, and the other
-        starts; built on first use (start-up builds thousands of patterns)."""
+        """Starts by their lower-cased form (a start occurs in a text only if that form occurs in
+        the lower-cased text, which the owner's automaton finds), those forms, and the other starts;
+        built on first use (start-up builds thousands of patterns). Keyed: ASCII starts and the
+        non-ASCII ones lower-casing leaves alone (a CJK word); not "Σ", which lower-cases to "ς" or
+        "σ" by its context."""
         if self._keyed is None:
             by_lower: dict[str, list[str]] = {}
             unkeyed: list[str] = []
             for lit in self.starts:
-                if lit.isascii():
+                if _keyable(lit):
                     by_lower.setdefault(lit.lower(), []).append(lit)
                 else:
                     unkeyed.append(lit)
@@ -70,15 +75,21 @@ class Pattern:
         return self._keyed
 
     def may_start(self, index: TextIndex) -> bool:
-        """False when no start literal can occur in the indexed text (always True without starts)."""
-        if not self.starts or self.owner is None:
+        """False when no start literal can occur in the indexed (lower-cased) text, the text the
+        pattern runs on (always True without starts)."""
+        if not self.starts or self.owner is None or self.guard and any(c in index.lowered for c in self.guard):
             return True
         _, lower_starts, unkeyed = self._keyed or self.keyed()
         return bool(unkeyed) or not lower_starts.isdisjoint(index.words_of(self.owner))
 
-    def positions(self, text: str, index: TextIndex | None = None) -> list[int]:
+    def positions(self, text: str, index: TextIndex | None = None) -> list[int] | None:
         """Where a start literal occurs in ``text``, in order (found by ``str.find``). ``index``: of
-        ``text.lower()``, to skip the starts that do not occur there."""
+        ``text.lower()``, to skip the starts that do not occur there. None: case-insensitive starts
+        that do not hold for this text (see ``guard``): the regex must be tried everywhere."""
+        if self.guard is not None:
+            if index is None or len(index.lowered) != len(text) or self.guard and any(c in index.lowered for c in self.guard):
+                return None
+            text = index.lowered  # same offsets: lower-casing kept every character one character
         if index is None or self.owner is None:
             lits: Iterable[str] = self.starts
         else:
@@ -106,7 +117,9 @@ class Pattern:
             yield from self.rx.finditer(text)
             return
         positions = self.positions(text, index)
-        if positions:
+        if positions is None:
+            yield from self.rx.finditer(text)
+        elif positions:
             yield from self.matches_at(text, positions)
 
     def matches_at(self, text: str, positions: list[int]) -> Iterator[re.Match[str]]:
@@ -127,6 +140,11 @@ class Pattern:
 
     def search(self, text: str, pos: int = 0, endpos: int = 2**62) -> re.Match[str] | None:
         return self.rx.search(text, pos, endpos)
+
+
+def _keyable(literal: str) -> bool:
+    """A start the automaton looks for (see Pattern.keyed)."""
+    return literal.isascii() or literal.lower() == literal
 
 
 def _find_all(text: str, literals: Iterable[str], into: list[int]) -> None:
@@ -171,8 +189,7 @@ def iter_branches(branches: tuple[Branch, ...], target: str, index: TextIndex, *
                 present = index.groups_of(owner)
             if needles[0] not in present or len(needles) > 1 and not all(g in present for g in needles):
                 continue
-        if pat.starts:
-            positions = pat.positions(target, index)
+        if pat.starts and (positions := pat.positions(target, index)) is not None:
             if bounded and positions:  # a start literal inside a word ("rm" in "permission") cannot match
                 positions = [p for p in positions if _at_boundary(target, p)]
             if positions:  # else no start literal occurs: skip without building a generator
@@ -318,7 +335,7 @@ class RuleSet(NamedTuple):
 def _openings(branches: list[Branch]) -> frozenset[str] | None:
     out: set[str] = set()
     for _, pat, _ in branches:
-        if not pat.starts or pat.owner is None:
+        if not pat.starts or pat.owner is None or pat.guard is not None:
             return None
         _, lower_starts, unkeyed = pat.keyed()
         if unkeyed:
@@ -367,7 +384,20 @@ def build_spec(files: Mapping[str, bytes], rules_dir: str = "rules") -> dict[str
                     "name": feat["name"], "weight": float(feat["weight"]), "description": feat.get("description", ""),
                     "anchored": any(p.lstrip().startswith("^") for p in feat["patterns"]),
                     "branches": _branch_specs(feat["patterns"], values, fwhere, False)})
+    spec["words"] = _automaton_words([*spec["rules"], *spec["features"]])
     return spec
+
+
+def _automaton_words(items: list[dict[str, Any]]) -> list[list[str]]:
+    """The NeedleIndex's words (every gate needle and keyed start, lower-cased), sorted: the ASCII
+    ones and the others (CJK, Cyrillic, accented ...); computed once here, so that a process only
+    loads them."""
+    words: set[str] = set()
+    for item in items:
+        for gates, _, _, starts, _ in item["branches"]:
+            words.update(n for group in gates or () for n in group)
+            words.update(lit.lower() for lit in starts if _keyable(lit))
+    return [sorted(w for w in words if w.isascii()), sorted(w for w in words if not w.isascii())]
 
 
 def _rule_spec(raw: dict[str, Any], category: str, values: Mapping[str, str], where: str) -> dict[str, Any]:
@@ -394,9 +424,14 @@ def _branch_specs(patterns: list[str], values: Mapping[str, str], where: str, ca
         # every text, so checking them costs more than the regex run they would save.
         best = max(groups, key=lambda g: (min(map(_weight, g.needles)), -len(g.needles))) if groups else None
         final = source[2:] if bounded else source
-        starts = leading_literals(final, re.MULTILINE) or []
+        starts, guard = leading_starts(final, re.MULTILINE) or ([], None)
+        if bounded and not starts:
+            # without start literals the regex runs over the whole text: its own \b rejects a
+            # position inside a word at once, where a match found there and dropped afterwards
+            # would have hidden an overlapping one at a word start
+            final, bounded = source, False
         gates = [list(best.needles)] if best else None
-        out.append([gates, final, bounded, starts])
+        out.append([gates, final, bounded, starts, guard])
     return out
 
 
@@ -419,9 +454,9 @@ def ruleset_from_spec(spec: Mapping[str, Any]) -> RuleSet:
 
     def branches(items: list[Any]) -> tuple[Branch, ...]:
         out = []
-        for gates, source, bounded, starts in items:
+        for gates, source, bounded, starts, guard in items:
             gate = tuple(group(n) for n in gates) if gates else None
-            pattern = Pattern(source, re.MULTILINE, tuple(starts))
+            pattern = Pattern(source, re.MULTILINE, tuple(starts), guard)
             patterns.append(pattern)
             out.append((gate, pattern, bool(bounded)))
         return tuple(out)
@@ -445,7 +480,7 @@ def ruleset_from_spec(spec: Mapping[str, Any]) -> RuleSet:
                 ungated.append((i, j))
             else:
                 gated.setdefault(gate[0], []).append((i, j))
-    needle_index = NeedleIndex(groups.values(), (lit.lower() for p in patterns for lit in p.starts if lit.isascii()))
+    needle_index = NeedleIndex(groups.values(), spec["words"])
     for pattern in patterns:
         pattern.owner = needle_index
     return RuleSet(rules, features, float(spec["hidden_bonus"]),

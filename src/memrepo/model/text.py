@@ -20,7 +20,9 @@ class _CjkMatcher:
 
     @staticmethod
     def search(text: str) -> bool:
-        return not text.isascii() and any(ord(ch) >= 0x3040 and is_cjk_char(ch) for ch in text)
+        if text.isascii() or max(text) < "\u3040":  # max: one C pass; most non-ASCII text is not CJK
+            return False
+        return any(ord(ch) >= 0x3040 and is_cjk_char(ch) for ch in text)
 
     @staticmethod
     def match(text: str) -> bool:
