@@ -2,6 +2,8 @@
 Hermes-style regex list.
 
 Run: python bench/bench_scan.py [--corpus PATH] [--entries N] [--startup-runs N]
+It measures the memrepo it imports: the default pure-Python build, or the compiled one
+(HATCH_BUILD_HOOK_ENABLE_MYPYC=true pip install . in another venv, then that venv's python).
 Prints figures; asserts nothing. Times are CPU time (this thread, or the child process for
 start-up) beside wall time: on a loaded machine wall time mostly measures the neighbours.
 """
@@ -398,7 +400,7 @@ def main() -> None:
         print(f"  + default_scanner().scan_text() {scan[0]:8.0f} ms  {scan[1]:8.0f} ms")
         print(f"  detector cost                   {scan[0] - base[0]:8.0f} ms  {scan[1] - base[1]:8.0f} ms")
 
-    from memrepo.detect import default_scanner
+    from memrepo.detect import compiled, default_scanner
 
     t0 = time.perf_counter()
     scanner = default_scanner()
@@ -419,6 +421,8 @@ def main() -> None:
     attack_texts = [r["text"] for r in records if r["label"] == "attack"]
     ours_attacks = median_ms(scanner.scan_text, attack_texts) if attack_texts else 0.0
 
+    build = "compiled to C with mypyc (the opt-in build)" if compiled() else "pure Python (the default build)"
+    print(f"memrepo's scanner modules: {build}")
     print(f"corpus: {args.corpus} ({len(records)} records); scanner built in {build_ms:.0f} ms (once per process)")
     print(f"median scan time per 1 KB entry ({len(texts)} entries):   CPU time    wall time")
     print(f"  memrepo scanner     {ours:8.3f} ms  {ours_wall:8.3f} ms")

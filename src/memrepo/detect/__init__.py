@@ -9,7 +9,16 @@ from typing import Any
 
 from .scanner import Scanner, default_scanner
 
-__all__ = ["Scanner", "SkillFile", "default_scanner", "evaluate"]
+__all__ = ["Scanner", "SkillFile", "compiled", "default_scanner", "evaluate"]
+
+
+def compiled() -> bool:
+    """True when the scanner's modules were compiled to C (the opt-in mypyc build, see pyproject.toml)."""
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    from . import scanner
+
+    return str(scanner.__file__).endswith(tuple(EXTENSION_SUFFIXES))
 
 
 def __getattr__(name: str) -> Any:
