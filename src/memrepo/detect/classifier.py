@@ -37,7 +37,7 @@ import zlib
 from array import array
 from collections.abc import Mapping
 from functools import lru_cache
-from itertools import pairwise
+from itertools import chain, pairwise
 from typing import Any, NamedTuple
 
 from ..errors import ParseError
@@ -182,11 +182,9 @@ class Model:
 
     def _token_features(self, tok: str) -> tuple[tuple[str, float], ...]:
         """The weighted features of one word alone (``w:`` and ``c:``) with their weights,
-        remembered per model."""
+        remembered per model (weighted_features empties the memo when it is full)."""
         got = self._memo.get(tok)
         if got is None:
-            if len(self._memo) >= MEMO_WORDS:
-                self._memo.clear()
             get = self.weights.get
             feats = ["w:" + tok]
             if len(tok) >= 3 and not _CJK_RE.match(tok):
@@ -208,18 +206,20 @@ class Model:
         """``features(text)`` restricted to those with a weight, with their weights: the same logit,
         fewer strings."""
         toks = tokens(_folded(text) if self.fold_digits else text, self.marks)
-        feats: dict[str, float] = {}
-        memo = self._token_features
+        memo = self._memo
+        if len(memo) + len(toks) >= MEMO_WORDS:
+            memo.clear()  # before the words are looked up, never between them
         for t in toks:
-            feats.update(memo(t))
-        get, pairs = self.weights.get, self._pairs  # pairs: bigram weights met before (a hashed look-up is a CRC-32)
-        for a, b in pairwise(toks):
-            f = "b:" + a + " " + b
+            if t not in memo:
+                self._token_features(t)
+        feats: dict[str, float] = dict(chain.from_iterable(map(memo.__getitem__, toks)))  # most words were met before
+        pairs = self._pairs  # bigram weights met before (a hashed look-up is a CRC-32)
+        for f in ["b:" + a + " " + b for a, b in pairwise(toks)]:
             w = pairs.get(f, _UNSEEN)
             if w is _UNSEEN:
                 if len(pairs) >= 4 * MEMO_WORDS:
                     pairs.clear()
-                w = pairs[f] = get(f)
+                w = pairs[f] = self.weights.get(f)
             if w is not None:
                 feats[f] = w  # type: ignore[assignment]
         return feats

@@ -45,13 +45,14 @@ class Pattern:
     they are lower-cased and hold only where ``guard``'s characters are absent (see
     needles.leading_starts)."""
 
-    __slots__ = ("_keyed", "case_folded", "flags", "guard", "owner", "source", "starts")
+    __slots__ = ("_keyed", "_word_start", "case_folded", "flags", "guard", "owner", "source", "starts")
 
     def __init__(self, source: str, flags: int = re.MULTILINE, starts: tuple[str, ...] = (), guard: str | None = None) -> None:
         self.source = source
         self.flags = flags
         self.starts = starts
         self.guard = guard
+        self._word_start: bool | None = None
         self.owner: NeedleIndex | None = None  # the index that holds its ASCII starts (lower-cased) as words
         self._keyed: tuple[dict[str, tuple[str, ...]], frozenset[str], tuple[str, ...]] | None = None
         self.case_folded = False  # every ASCII start is lower-case (set by keyed())
@@ -138,6 +139,20 @@ class Pattern:
     def rx(self) -> re.Pattern[str]:
         return _compiled(self.source, self.flags)
 
+    @property
+    def bounded_rx(self) -> re.Pattern[str]:
+        """The regex with the leading ``\b`` the spec dropped (see RuleSet: a bounded branch),
+        for a run over the whole text: a match found inside a word and dropped afterwards would hide
+        an overlapping one at a word start."""
+        return _compiled("\\b" + self.source, self.flags)
+
+    @property
+    def word_start(self) -> bool:
+        """Every start literal begins with a word character (worked out on first use)."""
+        if self._word_start is None:
+            self._word_start = all(lit[:1].isalnum() or lit[:1] == "_" for lit in self.starts)
+        return self._word_start
+
     def search(self, text: str, pos: int = 0, endpos: int = 2**62) -> re.Match[str] | None:
         return self.rx.search(text, pos, endpos)
 
@@ -191,14 +206,14 @@ def iter_branches(branches: tuple[Branch, ...], target: str, index: TextIndex, *
                 continue
         if pat.starts and (positions := pat.positions(target, index)) is not None:
             if bounded and positions:  # a start literal inside a word ("rm" in "permission") cannot match
-                positions = [p for p in positions if _at_boundary(target, p)]
+                if pat.word_start:  # each start begins with a word character: \b is a non-word one before it
+                    positions = [p for p in positions if not p or not ((c := target[p - 1]).isalnum() or c == "_")]
+                else:
+                    positions = [p for p in positions if _at_boundary(target, p)]
             if positions:  # else no start literal occurs: skip without building a generator
                 yield from pat.matches_at(target, positions)  # each match starts at one of them
             continue
-        for m in pat.rx.finditer(target):
-            if bounded and not _at_boundary(target, m.start()):
-                continue
-            yield m
+        yield from (pat.bounded_rx if bounded else pat.rx).finditer(target)
 
 
 def live_branches(branches: tuple[Branch, ...], index: TextIndex) -> tuple[Branch, ...]:
@@ -223,11 +238,7 @@ def live_branches(branches: tuple[Branch, ...], index: TextIndex) -> tuple[Branc
 
 def search_branches(branches: tuple[Branch, ...], lowered: str) -> bool:
     """True when one of the patterns matches ``lowered`` (checked as given: no needle gates)."""
-    for _, pat, bounded in branches:
-        for m in pat.rx.finditer(lowered):
-            if not bounded or _at_boundary(lowered, m.start()):
-                return True
-    return False
+    return any((pat.bounded_rx if bounded else pat.rx).search(lowered) for _, pat, bounded in branches)
 
 
 class Rule(NamedTuple):
