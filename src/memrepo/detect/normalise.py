@@ -59,6 +59,7 @@ _LEET_TOKEN_RE = re.compile(
 # A whole token of letters and leet characters holding both: it has a letter next to a leet
 # character, so it opens with letters then a leet one, or leet ones then a letter (one pass, no
 # lookaheads rescanning each token: a third faster than the two-lookahead form it replaces).
+_LEET_HINT_RE = re.compile(r"[A-Za-z][013457@$!|€]|[013457@$!|€][A-Za-z]")  # what both need
 _LEET_ANY_RE = re.compile(r"(?<![\w@$!|€])(?:[A-Za-z]+[013457@$!|€]|[013457@$!|€]+[A-Za-z])[A-Za-z013457@$!|€]*(?![\w@$!|€])")
 
 # Runs of single letters separated by one space/dot/dash ("d i s r e g a r d"); word gaps are 2+ spaces.
@@ -174,6 +175,8 @@ def _fold(word: str) -> str:
 def unleet(text: str) -> str:
     """Map leet digits and symbols back to letters. With three or more mixed words the whole text is
     treated as leetspeak ("th3", "4nd"); otherwise only unambiguous words are mapped."""
+    if not _LEET_HINT_RE.search(text):
+        return text  # no leet character next to a letter: neither pattern below can match
     if sum(1 for w in _LEET_ANY_RE.findall(text) if _leet_inside(w)) >= 3:
         return _LEET_ANY_RE.sub(lambda m: m.group(0).translate(_LEET), text)
     return _LEET_TOKEN_RE.sub(lambda m: m.group(0).translate(_LEET), text)
@@ -407,8 +410,9 @@ def scan_variants(text: str) -> list[Variant]:
     return out
 
 
+@lru_cache(maxsize=16)
 def clean(text: str) -> str:
-    """NFKC and invisible characters removed: the base decoders work on."""
+    """NFKC and invisible characters removed: the base decoders work on (a scan asks for it several times)."""
     return strip_invisible(nfkc(text))
 
 
