@@ -45,8 +45,12 @@ _CONFUSABLES = str.maketrans({
     "ı": "i", "ȷ": "j", "ℓ": "l", "ß": "ss",
 })
 _NON_ASCII_LETTER_RE = re.compile(r"[^\x00-\x7f]")
-# A text holding none of the lookalikes has nothing to fold: one search instead of a walk over its words.
-_CONFUSABLE_RE = re.compile("[" + "".join(re.escape(chr(c)) for c in sorted(_CONFUSABLES)) + "]")
+
+
+@lru_cache(maxsize=1)
+def _confusable_re() -> re.Pattern[str]:
+    """Any lookalike (compiled on the first non-ASCII text): a text holding none has nothing to fold."""
+    return re.compile("[" + "".join(re.escape(chr(c)) for c in sorted(_CONFUSABLES)) + "]")
 
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "@": "a", "$": "s",
                        "!": "i", "|": "l", "€": "e"})
@@ -59,7 +63,7 @@ _LEET_TOKEN_RE = re.compile(
 # A whole token of letters and leet characters holding both: it has a letter next to a leet
 # character, so it opens with letters then a leet one, or leet ones then a letter (one pass, no
 # lookaheads rescanning each token: a third faster than the two-lookahead form it replaces).
-_LEET_HINT_RE = re.compile(r"[A-Za-z][013457@$!|€]|[013457@$!|€][A-Za-z]")  # what both need
+_LEET_HINT_RE = re.compile(r"[A-Za-z][013457@$!|]|[013457@$!|][A-Za-z]")  # what both need (with "€": see unleet)
 _LEET_ANY_RE = re.compile(r"(?<![\w@$!|€])(?:[A-Za-z]+[013457@$!|€]|[013457@$!|€]+[A-Za-z])[A-Za-z013457@$!|€]*(?![\w@$!|€])")
 
 # Runs of single letters separated by one space/dot/dash ("d i s r e g a r d"); word gaps are 2+ spaces.
@@ -136,7 +140,7 @@ def strip_invisible(text: str) -> str:
 
 
 def fold_confusables(text: str) -> str:
-    if text.isascii() or not _CONFUSABLE_RE.search(text):
+    if text.isascii() or not _confusable_re().search(text):
         return text
     # Only fold words that mix scripts or are lookalike-only: a Russian sentence stays Russian.
     # Only words holding a non-ASCII character are visited (an all-ASCII word has nothing to fold);
@@ -175,7 +179,7 @@ def _fold(word: str) -> str:
 def unleet(text: str) -> str:
     """Map leet digits and symbols back to letters. With three or more mixed words the whole text is
     treated as leetspeak ("th3", "4nd"); otherwise only unambiguous words are mapped."""
-    if not _LEET_HINT_RE.search(text):
+    if "€" not in text and not _LEET_HINT_RE.search(text):
         return text  # no leet character next to a letter: neither pattern below can match
     if sum(1 for w in _LEET_ANY_RE.findall(text) if _leet_inside(w)) >= 3:
         return _LEET_ANY_RE.sub(lambda m: m.group(0).translate(_LEET), text)
