@@ -153,13 +153,6 @@ def test_gated_matching_finds_what_a_plain_regex_run_finds() -> None:
     assert checked > 50  # the texts do match many branches: the comparison is not vacuous
 
 
-def test_case_insensitive_group_gives_no_exact_start_literals() -> None:
-    from memrepo.detect.needles import leading_literals
-
-    assert leading_literals(r"(?i:\bpasswort\b)\s+\S+") is None
-    assert leading_literals(r"(?:passwort|kennwort)\s+\S+") == ["kennwort", "passwort"]
-
-
 @pytest.mark.parametrize(("pattern", "expected"), [
     (r"(?:passwort|kennwort)\s+\S+", (["kennwort", "passwort"], None)),
     # an optional prefix: either it or what follows begins the match

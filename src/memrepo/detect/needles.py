@@ -235,13 +235,6 @@ def _item(op: Any, av: Any) -> list[set[str]]:
 MAX_STARTS = 200
 
 
-def leading_literals(pattern: str, flags: int = 0) -> list[str] | None:
-    """Literal strings one of which every match starts with, matched exactly (None when unknown or
-    when they hold only case-insensitively: see :func:`leading_starts`)."""
-    got = leading_starts(pattern, flags)
-    return got[0] if got is not None and got[1] is None else None
-
-
 def leading_starts(pattern: str, flags: int = 0) -> tuple[list[str], str | None] | None:
     """Literal strings one of which every match starts with (None when unknown): the regex then
     only needs trying where one occurs, instead of at every position of the text.
