@@ -242,8 +242,8 @@ def leading_starts(pattern: str, flags: int = 0) -> tuple[list[str], str | None]
     Returns (literals, guard). ``guard`` is None when the literals are exact; a string when some
     are case-insensitive (``(?i:Passwort)``): then the literals are lower-cased, to be found in the
     lower-cased text, and they hold only where that text is as long as the original and holds none
-    of ``guard``'s characters (the ones ``re`` matches case-insensitively beyond ``str.lower``:
-    "ſ" for "s", "ı" for "i")."""
+    of ``guard``'s characters (the ones ``re`` matches case-insensitively beyond ``str.lower``, such
+    as "ϐ" for "β"; not "ſ" for "s" and "ı" for "i", which the automaton reads as those letters)."""
     try:
         parsed = sre_parse.parse(pattern, flags)
     except Exception:  # noqa: BLE001
@@ -258,7 +258,8 @@ def leading_starts(pattern: str, flags: int = 0) -> tuple[list[str], str | None]
     lowered = {s.lower() for s in out}
     if any(len(s) != len(s.lower()) for s in out) or _EXTRA_CASES is None:
         return None
-    guard = {chr(p) for s in lowered for c in s for p in _EXTRA_CASES.get(ord(c), ())}
+    # "ſ" and "ı" need no guard: NeedleIndex.locate reads them as "s" and "i"
+    guard = {chr(p) for s in lowered for c in s for p in _EXTRA_CASES.get(ord(c), ())} - {"\u017f", "\u0131"}
     return sorted(lowered), "".join(sorted(guard))
 
 

@@ -35,7 +35,7 @@ from .needles import needles as required_literals
 
 _VAR_RE = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 _MAX_VAR_DEPTH = 4
-SPEC_VERSION = 23  # bump when the spec layout or the needle algorithm changes (invalidates caches)
+SPEC_VERSION = 24  # bump when the spec layout or the needle algorithm changes (invalidates caches)
 
 
 class Pattern:
@@ -83,15 +83,15 @@ class Pattern:
         _, lower_starts, unkeyed = self._keyed or self.keyed()
         return bool(unkeyed) or not lower_starts.isdisjoint(index.words_of(self.owner))
 
-    def positions(self, text: str, index: TextIndex | None = None) -> list[int] | None:
-        """Where a start literal occurs in ``text``, in order (found by ``str.find``). ``index``: of
-        ``text.lower()``, to skip the starts that do not occur there. None: case-insensitive starts
-        that do not hold for this text (see ``guard``): the regex must be tried everywhere."""
+    def positions(self, text: str, index: TextIndex) -> list[int] | None:
+        """Where a start literal occurs in ``text``, in order. ``index``: of ``text.lower()``, to
+        skip the starts that do not occur there. None: case-insensitive starts that do not hold for
+        this text (see ``guard``): the regex must be tried everywhere."""
         if self.guard is not None:
-            if index is None or len(index.lowered) != len(text) or self.guard and any(c in index.lowered for c in self.guard):
+            if len(index.lowered) != len(text) or self.guard and any(c in index.lowered for c in self.guard):
                 return None
             text = index.lowered  # same offsets: lower-casing kept every character one character
-        if index is None or self.owner is None:
+        if self.owner is None:
             lits: Iterable[str] = self.starts
         else:
             by_lower, lower_starts, unkeyed = self._keyed or self.keyed()
@@ -109,19 +109,6 @@ class Pattern:
         found: list[int] = []
         _find_all(text, lits, found)
         return sorted(set(found))
-
-    def finditer(self, text: str, index: TextIndex | None = None) -> Iterator[re.Match[str]]:
-        """Like ``re.finditer``; with ``starts``, the regex is tried only where one occurs, which for
-        a pattern opening with a long alternation is many times faster; it is compiled only once
-        some start occurs: most texts never pay for most patterns."""
-        if not self.starts:
-            yield from self.rx.finditer(text)
-            return
-        positions = self.positions(text, index)
-        if positions is None:
-            yield from self.rx.finditer(text)
-        elif positions:
-            yield from self.matches_at(text, positions)
 
     def matches_at(self, text: str, positions: list[int]) -> Iterator[re.Match[str]]:
         """Non-overlapping matches starting at the given (sorted) positions."""
