@@ -35,7 +35,7 @@ from .needles import needles as required_literals
 
 _VAR_RE = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 _MAX_VAR_DEPTH = 4
-SPEC_VERSION = 24  # bump when the spec layout or the needle algorithm changes (invalidates caches)
+SPEC_VERSION = 25  # bump when the spec layout or the needle algorithm changes (invalidates caches)
 
 
 class Pattern:
@@ -280,9 +280,8 @@ class Feature(NamedTuple):
         return next(self.finditer(text_index(lowered)), None) is not None
 
 
-# (rule, its branches whose gates pass, the lower-cased start literals one of which every match of
-# those branches begins with, or None when some branch has no such literals)
-Plan = tuple[tuple[Rule, tuple[Branch, ...], "frozenset[str] | None"], ...]
+# (rule, its branches whose gates pass)
+Plan = tuple[tuple[Rule, tuple[Branch, ...]], ...]
 MAX_PLANS = 4096
 
 
@@ -294,14 +293,18 @@ class RuleSet(NamedTuple):
     needle_index: NeedleIndex | None
     gated: dict[Group, tuple[tuple[int, int], ...]]  # (rule, branch) positions whose first gate group it is
     ungated: tuple[tuple[int, int], ...]  # (rule, branch) positions without needles
-    plans: dict[frozenset[Group], Plan]  # by a text's present groups that gate rules (texts share them: memoised)
+    plans: dict[frozenset[Group], list[Any]]  # [plan, probes] by a text's present groups that gate rules (texts share them: memoised)
     rule_groups: frozenset[Group] = frozenset()  # every group in some rule branch's gate
 
     def plan(self, index: TextIndex) -> Plan:
         """The candidate rules in rule-file order, each with its branches whose required literals
         all occur: found from the text's present groups, not by testing every branch."""
+        return self._planned(index)[0]
+
+    def _planned(self, index: TextIndex) -> list[Any]:
+        """[plan, probe of its non-secret rules, probe of its secret rules] (probes built on first use)."""
         if self.needle_index is None:
-            return tuple((r, r.branches, None) for r in self.rules)
+            return [tuple((r, r.branches) for r in self.rules), None, None]
         # features and start literals share the index: keyed by the rules' groups only, texts
         # that differ elsewhere share a plan
         present = index.groups_of(self.needle_index) & self.rule_groups
@@ -318,28 +321,79 @@ class RuleSet(NamedTuple):
                 gate = branch[0]
                 if gate is None or len(gate) == 1 or all(g in present for g in gate):
                     by_rule.setdefault(ri, []).append(branch)
-            got = self.plans[present] = tuple((self.rules[ri], tuple(bs), _openings(bs)) for ri, bs in by_rule.items())
+            plan = tuple((self.rules[ri], tuple(bs)) for ri, bs in by_rule.items())
+            got = self.plans[present] = [plan, None, None]
         return got
 
-    def openings_absent(self, openings: frozenset[str] | None, index: TextIndex) -> bool:
-        """True when a plan entry's start literals are known and none occurs in the indexed text:
-        one set operation rules out every branch of the rule."""
-        return openings is not None and self.needle_index is not None and openings.isdisjoint(index.words_of(self.needle_index))
+    def matching(self, index: TextIndex, text: str, *, secret: bool) -> tuple[Plan, set[int]]:
+        """The plan for ``text`` (``index``: of ``text.lower()``) and the positions in it of the rules
+        (secret ones or the others) some pattern of which matches ``text`` somewhere: the rest
+        cannot match, whatever their ``unless``. One pass over the start literals the text holds
+        tries each pattern only where one of its starts occurs, with no per-rule Python work for the
+        many rules that match nothing; the matches themselves are left to Rule.finditer."""
+        planned = self._planned(index)
+        plan: Plan = planned[0]
+        slot = 2 if secret else 1
+        probe: Probe | None = planned[slot]
+        if probe is None:
+            probe = planned[slot] = _probe(plan, secret)
+        if self.needle_index is None:
+            return plan, {i for i, (rule, _) in enumerate(plan) if rule.secret == secret}
+        lowered = index.lowered
+        out: set[int] = set()
+        words = index.words_of(self.needle_index)
+        where = index.where_of(self.needle_index)
+        for entry, pat, bound, lower_starts in probe.fast:
+            if entry in out or lower_starts.isdisjoint(words):
+                continue
+            match = pat.rx.match
+            for word in lower_starts & words:
+                for p in where[word]:
+                    if bound and p and (bound == 1 and ((c := lowered[p - 1]).isalnum() or c == "_")
+                                        or bound == 2 and not _at_boundary(lowered, p)):
+                        continue
+                    if match(lowered, p) is not None:
+                        out.add(entry)
+                        break
+                if entry in out:
+                    break
+        for entry, branch, sensitive in probe.slow:
+            if entry not in out and next(iter_branches((branch,), text if sensitive else lowered, index, gated=False), None) is not None:
+                out.add(entry)
+        return plan, out
 
     def is_placeholder(self, value: str) -> bool:
         return any(p.search(value) for p in self.placeholders)
 
 
-def _openings(branches: list[Branch]) -> frozenset[str] | None:
-    out: set[str] = set()
-    for _, pat, _ in branches:
-        if not pat.starts or pat.owner is None or pat.guard is not None:
-            return None
-        _, lower_starts, unkeyed = pat.keyed()
-        if unkeyed:
-            return None
-        out |= lower_starts
-    return frozenset(out)
+class Probe(NamedTuple):
+    """A plan's patterns for RuleSet.matching. ``fast``: (plan position, pattern, boundary check,
+    lower-cased starts) of the patterns that run on the lower-cased text with exact starts, tried
+    only where a start occurs (boundary check: 0 none, 1 a non-word character or nothing before a
+    word start, 2 ``\b``); ``slow``: (plan position, branch, case-sensitive) of the others, tried as
+    Rule.finditer tries them."""
+
+    fast: tuple[tuple[int, Pattern, int, frozenset[str]], ...]
+    slow: tuple[tuple[int, Branch, bool], ...]
+
+
+def _probe(plan: Plan, secret: bool) -> Probe:
+    fast: list[tuple[int, Pattern, int, frozenset[str]]] = []
+    slow: list[tuple[int, Branch, bool]] = []
+    for entry, (rule, branches) in enumerate(plan):
+        if rule.secret != secret:
+            continue
+        for branch in branches:
+            _, pat, bounded = branch
+            if rule.case_sensitive or not pat.starts or pat.owner is None or pat.guard is not None:
+                slow.append((entry, branch, rule.case_sensitive))
+                continue
+            _, lower_starts, unkeyed = pat.keyed()
+            if unkeyed or not pat.case_folded:
+                slow.append((entry, branch, False))
+                continue
+            fast.append((entry, pat, (1 if pat.word_start else 2) if bounded else 0, lower_starts))
+    return Probe(tuple(fast), tuple(slow))
 
 
 # -- spec: parsed, validated, expanded; JSON data -----------------------------------------------
@@ -429,6 +483,10 @@ def _branch_specs(patterns: list[str], values: Mapping[str, str], where: str, ca
             # would have hidden an overlapping one at a word start
             final, bounded = source, False
         gates = [list(best.needles)] if best else None
+        if gates and not starts:
+            # a regex run over the whole text is dear (it is tried at every position): every other
+            # group as selective as a three-letter word gates it too, a set look-up each
+            gates += [list(g.needles) for g in groups or () if g is not best and min(map(_weight, g.needles)) >= 3]
         out.append([gates, final, bounded, starts, guard])
     return out
 

@@ -189,8 +189,9 @@ class Scanner:
         for v in variants:
             lowered = v.text.lower()
             index = text_index(lowered)
-            for rule, branches, openings in self.ruleset.plan(index):
-                if rule.secret or rule.id in found or self.ruleset.openings_absent(openings, index):
+            plan, matching = self.ruleset.matching(index, v.text, secret=False)
+            for i, (rule, branches) in enumerate(plan):
+                if i not in matching or rule.id in found:
                     continue
                 skip = qx.skip if qx is not None and rule.category in qx.categories else None
                 m, was_quoted = _first_match(rule, v.text, index, branches, skip, qx.enacted if qx is not None else None)
@@ -274,8 +275,9 @@ class Scanner:
         (its lines are not the entry's: ``hidden`` findings carry the entry's line)."""
         base = clean(text)
         index = text_index(base.lower())
-        for rule, branches, openings in self.ruleset.plan(index):
-            if not rule.secret or rule.id in found or self.ruleset.openings_absent(openings, index):
+        plan, matching = self.ruleset.matching(index, base, secret=True)
+        for i, (rule, branches) in enumerate(plan):
+            if i not in matching or rule.id in found:
                 continue
             for m in rule.finditer(base, index, branches):
                 value = secret_value(m)

@@ -83,27 +83,42 @@ def score_sentence(sentence: str, features: list[Feature], bonus: float = 0.0) -
     return total, tuple(names)
 
 
-def _below(floor: float, features: list[Feature], index: TextIndex, whole: TextIndex, bonus: float,
-           needles: NeedleIndex) -> bool:
-    """True when no sentence can score ``floor``. The bound: the bonus plus the positive weights of
-    the features whose required literals occur in the text (``index``: blanked as the features see
-    it; anchored features, matched on each sentence, against ``whole``, the unblanked text). Then,
-    heaviest first, each such unanchored feature is run once over the whole text (a sentence shows
-    only features the text shows) and its weight dropped when it does not match, until the bound
-    falls below ``floor`` or every one has been tried."""
-    present = index.groups_of(needles)
-    present_whole = present if whole is index else whole.groups_of(needles)
-    viable = [f for f in features
-              if f.weight > 0 and (f.viable(whole, present_whole) if f.anchored else f.viable(index, present))]
-    bound = bonus + sum(f.weight for f in viable)
-    if bound < floor:
-        return True
-    for f in sorted((f for f in viable if not f.anchored), key=lambda f: -f.weight):
-        if next(f.finditer(index), None) is None:
+def _unanchored_matches(features: list[Feature], floor: float | None, index: TextIndex, whole: TextIndex, bonus: float,
+                        needles: NeedleIndex | None) -> dict[str, list[int]] | None:
+    """Where each unanchored feature matches the blanked text (``index``): match starts by feature
+    name; None when no sentence can score ``floor`` (without one, never None).
+
+    The bound: the bonus plus the positive weights of the features whose required literals occur
+    in the text (anchored features, matched on each sentence, against ``whole``, the unblanked
+    text). Then, heaviest first, each such unanchored feature is run over the text (a sentence
+    shows only features the text shows) and its weight dropped when it does not match, until the
+    bound falls below ``floor``; a feature that cannot match is never run."""
+    runs = [f for f in features if not f.anchored]
+    heaviest: list[Feature] = []
+    bound = limit = 0.0
+    if floor is not None and needles is not None:
+        present = index.groups_of(needles)
+        present_whole = present if whole is index else whole.groups_of(needles)
+        viable = [f for f in features
+                  if f.weight > 0 and (f.viable(whole, present_whole) if f.anchored else f.viable(index, present))]
+        bound, limit = bonus + sum(f.weight for f in viable), floor
+        if bound < limit:
+            return None
+        heaviest = sorted((f for f in viable if not f.anchored), key=lambda f: -f.weight)
+        runs = [f for f in runs if f.weight <= 0]  # a positive feature that cannot match is never run
+    found: dict[str, list[int]] = {}
+    for f in heaviest:
+        it = f.finditer(index)
+        first = next(it, None)
+        if first is None:
             bound -= f.weight
-            if bound < floor:
-                return True
-    return False
+            if bound < limit:
+                return None
+            continue
+        found[f.name] = [first.start(), *(m.start() for m in it)]
+    for f in runs:
+        found[f.name] = [m.start() for m in f.finditer(index)]
+    return found
 
 
 def best_sentence(text: str, features: list[Feature], bonus: float = 0.0, *, needles: NeedleIndex | None = None,
@@ -113,15 +128,16 @@ def best_sentence(text: str, features: list[Feature], bonus: float = 0.0, *, nee
     Each feature runs once over the whole text; its matches are assigned to sentences by position.
     Features anchored at the sentence start (``^``) are run per sentence instead, only with their
     patterns whose required literals occur in the whole text. With ``floor``, None also when no
-    sentence can reach it (proved by :func:`_below` before any sentence is scored): the scanner
-    only needs sentences at its threshold."""
+    sentence can reach it (proved by :func:`_unanchored_matches` before any sentence is scored): the
+    scanner only needs sentences at its threshold."""
     lowered = unquoted_lower(text)
     index = text_index(lowered)
     # Sentences are blanked one by one (a sentence that is all quotation is kept whole even where
     # the text's blanking removed it), so anchored features are gated by the unblanked text: its
     # literals are a superset of every sentence's.
     whole = text_index(text.lower())
-    if floor is not None and needles is not None and _below(floor, features, index, whole, bonus, needles):
+    found = _unanchored_matches(features, floor, index, whole, bonus, needles)
+    if found is None:
         return None
     sentences = split_sentences(text)
     if not sentences:
@@ -129,10 +145,9 @@ def best_sentence(text: str, features: list[Feature], bonus: float = 0.0, *, nee
     starts = [s for s, _ in sentences]
     hits: list[set[str]] = [set() for _ in sentences]
     weights = {f.name: f.weight for f in features}
-    for feat in features:
-        if not feat.anchored:
-            for m in feat.finditer(index):
-                hits[bisect_right(starts, m.start()) - 1].add(feat.name)
+    for name, at in found.items():
+        for pos in at:
+            hits[bisect_right(starts, pos) - 1].add(name)
     anchored = [(f, live) for f in features if f.anchored and (live := live_branches(f.branches, whole))]
     if anchored:
         # Anchored features run per sentence: only on sentences that could still reach the floor
