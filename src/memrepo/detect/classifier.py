@@ -62,7 +62,6 @@ def _folded(text: str) -> str:
     table once the text holds any non-ASCII one; a regex replaces only the digits there."""
     return text.translate(_FOLD_DIGITS) if text.isascii() else _NONZERO_DIGIT_RE.sub("0", text)
 MAX_WINDOWS = 64
-_UNSEEN = object()
 MEMO_WORDS = 50_000  # words whose weighted features are remembered (then the memo starts again)
 
 _TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
@@ -177,7 +176,7 @@ class Model:
         self.threshold = threshold  # at or above: a finding of its own
         self.veto = veto  # below: pattern findings of the veto categories are demoted to warnings
         self._memo: dict[str, tuple[tuple[str, float], ...]] = {}
-        self._pairs: dict[str, float | None] = {}
+        self._pairs: dict[tuple[str, str], tuple[str, float] | tuple[()]] = {}
         self._gram_set: frozenset[str] | None = None
 
     def _token_features(self, tok: str) -> tuple[tuple[str, float], ...]:
@@ -213,15 +212,21 @@ class Model:
             if t not in memo:
                 self._token_features(t)
         feats: dict[str, float] = dict(chain.from_iterable(map(memo.__getitem__, toks)))  # most words were met before
-        pairs = self._pairs  # bigram weights met before (a hashed look-up is a CRC-32)
-        for f in ["b:" + a + " " + b for a, b in pairwise(toks)]:
-            w = pairs.get(f, _UNSEEN)
-            if w is _UNSEEN:
-                if len(pairs) >= 4 * MEMO_WORDS:
-                    pairs.clear()
-                w = pairs[f] = self.weights.get(f)
-            if w is not None:
-                feats[f] = w  # type: ignore[assignment]
+        # bigrams met before, by word pair: (feature, weight), or () without a weight (a hashed
+        # look-up is a CRC-32 of the feature string); the words' pairs are looked up in C
+        pairs = self._pairs
+        bigrams = list(pairwise(toks))
+        got = list(map(pairs.get, bigrams))
+        if None in got:
+            if len(pairs) + len(bigrams) >= 4 * MEMO_WORDS:
+                pairs.clear()
+            get = self.weights.get
+            for i, pair in enumerate(bigrams):
+                if got[i] is None:
+                    f = "b:" + pair[0] + " " + pair[1]
+                    w = get(f)
+                    got[i] = pairs[pair] = () if w is None else (f, w)
+        feats.update(filter(None, got))  # type: ignore[arg-type]
         return feats
 
     def logit(self, feats: set[str]) -> float:

@@ -107,8 +107,9 @@ _COMMON = frozenset(
      "com", "uma", "seu", "sua", "gli", "che", "per", "tutti", "tutte"])
 
 
-_COMMON_ROT13 = frozenset(codecs.encode(w, "rot13") for w in _COMMON)
-_COMMON_REVERSED = frozenset(w[::-1] for w in _COMMON)
+# what the common words of three letters or more become under each transform (shorter ones prove nothing)
+_COMMON_ROT13 = frozenset(codecs.encode(w, "rot13") for w in _COMMON if len(w) >= 3)
+_COMMON_REVERSED = frozenset(w[::-1] for w in _COMMON if len(w) >= 3)
 
 
 class Variant(NamedTuple):
@@ -438,7 +439,7 @@ def decoded_payloads(text: str) -> list[Variant]:
             # Words never span a segment boundary, so the segments' scores add up to the whole
             # text's: below 2 for the whole, no segment can read better. The transform of the whole
             # text scores what its words score once transformed (rot13 and reversal map words to words).
-            if common.isdisjoint(words) or sum(1 for w in words if len(w) >= 3 and w in common) < 2:
+            if common.isdisjoint(words) or sum(map(common.__contains__, words)) < 2:
                 continue
             if segments is None:
                 segments = [(i, seg, language_score(seg)) for i, line in enumerate(head_lines)
