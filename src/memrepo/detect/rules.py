@@ -333,12 +333,12 @@ class RuleSet(NamedTuple):
         many rules that match nothing; the matches themselves are left to Rule.finditer."""
         planned = self._planned(index)
         plan: Plan = planned[0]
+        if self.needle_index is None:  # no literals known: every rule may match
+            return plan, {i for i, (rule, _) in enumerate(plan) if rule.secret == secret}
         slot = 2 if secret else 1
         probe: Probe | None = planned[slot]
         if probe is None:
             probe = planned[slot] = _probe(plan, secret)
-        if self.needle_index is None:
-            return plan, {i for i, (rule, _) in enumerate(plan) if rule.secret == secret}
         lowered = index.lowered
         out: set[int] = set()
         words = index.words_of(self.needle_index)
