@@ -293,18 +293,17 @@ class RuleSet(NamedTuple):
     needle_index: NeedleIndex | None
     gated: dict[Group, tuple[tuple[int, int], ...]]  # (rule, branch) positions whose first gate group it is
     ungated: tuple[tuple[int, int], ...]  # (rule, branch) positions without needles
-    plans: dict[frozenset[Group], list[Any]]  # [plan, probes] by a text's present groups that gate rules (texts share them: memoised)
+    plans: dict[frozenset[Group], Planned]  # by a text's present groups that gate rules (texts share them: memoised)
     rule_groups: frozenset[Group] = frozenset()  # every group in some rule branch's gate
 
     def plan(self, index: TextIndex) -> Plan:
         """The candidate rules in rule-file order, each with its branches whose required literals
         all occur: found from the text's present groups, not by testing every branch."""
-        return self._planned(index)[0]
+        return self._planned(index).plan
 
-    def _planned(self, index: TextIndex) -> list[Any]:
-        """[plan, probe of its non-secret rules, probe of its secret rules] (probes built on first use)."""
+    def _planned(self, index: TextIndex) -> Planned:
         if self.needle_index is None:
-            return [tuple((r, r.branches) for r in self.rules), None, None]
+            return Planned(tuple((r, r.branches) for r in self.rules))
         # features and start literals share the index: keyed by the rules' groups only, texts
         # that differ elsewhere share a plan
         present = index.groups_of(self.needle_index) & self.rule_groups
@@ -321,8 +320,7 @@ class RuleSet(NamedTuple):
                 gate = branch[0]
                 if gate is None or len(gate) == 1 or all(g in present for g in gate):
                     by_rule.setdefault(ri, []).append(branch)
-            plan = tuple((self.rules[ri], tuple(bs)) for ri, bs in by_rule.items())
-            got = self.plans[present] = [plan, None, None]
+            got = self.plans[present] = Planned(tuple((self.rules[ri], tuple(bs)) for ri, bs in by_rule.items()))
         return got
 
     def matching(self, index: TextIndex, text: str, *, secret: bool) -> tuple[Plan, set[int]]:
@@ -332,13 +330,12 @@ class RuleSet(NamedTuple):
         tries each pattern only where one of its starts occurs, with no per-rule Python work for the
         many rules that match nothing; the matches themselves are left to Rule.finditer."""
         planned = self._planned(index)
-        plan: Plan = planned[0]
+        plan = planned.plan
         if self.needle_index is None:  # no literals known: every rule may match
             return plan, {i for i, (rule, _) in enumerate(plan) if rule.secret == secret}
-        slot = 2 if secret else 1
-        probe: Probe | None = planned[slot]
+        probe = planned.probes[secret]
         if probe is None:
-            probe = planned[slot] = _probe(plan, secret)
+            probe = planned.probes[secret] = _probe(plan, secret)
         lowered = index.lowered
         out: set[int] = set()
         words = index.words_of(self.needle_index)
@@ -364,6 +361,17 @@ class RuleSet(NamedTuple):
 
     def is_placeholder(self, value: str) -> bool:
         return any(p.search(value) for p in self.placeholders)
+
+
+class Planned:
+    """A scan plan and the probes of its rules (RuleSet.matching: the others' and the secret ones'),
+    built on first use."""
+
+    __slots__ = ("plan", "probes")
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.probes: list[Probe | None] = [None, None]  # by secret (False, True)
 
 
 class Probe(NamedTuple):
