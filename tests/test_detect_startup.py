@@ -192,6 +192,12 @@ def _gate_texts() -> list[str]:
     (r"\.\s+x", None),
     # a repeated body: only its own start is known (the run does not go on into a second "ab")
     (r"(?:ab)*cd", (["ab", "cd"], None)),
+    # too many once each short run goes on into the alternation after it: the leading runs alone
+    ("(?:不要|别|无需)(?:" + "|".join("甲乙丙丁戊己庚辛壬癸子丑寅卯辰巳午未申酉戌亥") + ")(?:"
+     + "|".join("一二三四五六七八九十") + ")", (["不要", "别", "无需"], None)),
+    # ... and one-letter runs are not selective
+    ("(?:a|b)(?:" + "|".join(c + "q" for c in "cdefghijklmnopr") + ")(?:" + "|".join(c + "z" for c in "cdefghijklmnopr") + ")",
+     None),
     # case-insensitive: lower-cased, with the characters re also matches them to (not "ſ" for "s":
     # the automaton reads it as "s"; "ϐ" for "β" is one)
     (r"(?i:\bPasswort\b)\s+\S+", (["passwort"], "")),

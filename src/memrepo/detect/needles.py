@@ -251,6 +251,12 @@ def leading_starts(pattern: str, flags: int = 0) -> tuple[list[str], str | None]
     state = _StartState()
     state.folded = bool(parsed.state.flags & re.IGNORECASE)
     out = _firsts(list(parsed), 0, "", state)
+    if out is None:
+        # too many to list once short runs go on into what follows (9 x 9 x 13 for "不要|别 …"
+        # + "让|告诉 …" + "用户|…"): the leading literal runs alone, where they are selective
+        state = _StartState()
+        state.folded, state.shallow = bool(parsed.state.flags & re.IGNORECASE), True
+        out = _firsts(list(parsed), 0, "", state)
     if not out or len(out) > MAX_STARTS or not all(map(_selective, out)):
         return None
     if not state.folded:
@@ -274,10 +280,11 @@ except ImportError:  # pragma: no cover - another Python: case-insensitive start
 
 
 class _StartState:
-    __slots__ = ("folded",)
+    __slots__ = ("folded", "shallow")
 
     def __init__(self) -> None:
         self.folded = False  # some literal came from a case-insensitive group
+        self.shallow = False  # a literal run ends at the first item that is not a literal
 
 
 def _firsts(items: list[tuple[Any, Any]], i: int, run: str, state: _StartState) -> list[str] | None:
@@ -292,7 +299,7 @@ def _firsts(items: list[tuple[Any, Any]], i: int, run: str, state: _StartState) 
         if op is AT and str(av) == "AT_BOUNDARY" or op is ASSERT or op is ASSERT_NOT:
             i += 1  # zero-width (\b, a look-behind or look-ahead): the literals around it stay contiguous
             continue
-        if len(run) >= LONG_ENOUGH:
+        if len(run) >= LONG_ENOUGH or state.shallow and run:
             return [run]
         folded = state.folded
         got = _expand(op, av, items, i, run, state)

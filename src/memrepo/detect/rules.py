@@ -35,7 +35,7 @@ from .needles import needles as required_literals
 
 _VAR_RE = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 _MAX_VAR_DEPTH = 4
-SPEC_VERSION = 25  # bump when the spec layout or the needle algorithm changes (invalidates caches)
+SPEC_VERSION = 26  # bump when the spec layout or the needle algorithm changes (invalidates caches)
 
 
 class Pattern:
