@@ -63,7 +63,10 @@ _LEET_TOKEN_RE = re.compile(
 # A whole token of letters and leet characters holding both: it has a letter next to a leet
 # character, so it opens with letters then a leet one, or leet ones then a letter (one pass, no
 # lookaheads rescanning each token: a third faster than the two-lookahead form it replaces).
-_LEET_HINT_RE = re.compile(r"[A-Za-z][013457@$!|]|[013457@$!|][A-Za-z]")  # what both need (with "€": see unleet)
+# What both need: a letter next to a leet character. Both patterns match whole tokens (runs of word
+# characters and leet symbols), so only the tokens around these pairs are read, not every position.
+_LEET_PAIR_RE = re.compile(r"[A-Za-z][013457@$!|€]|[013457@$!|€][A-Za-z]")
+_LEET_WORD = "_@$!|€"  # beside str.isalnum (re's \w): the characters of a token
 _LEET_ANY_RE = re.compile(r"(?<![\w@$!|€])(?:[A-Za-z]+[013457@$!|€]|[013457@$!|€]+[A-Za-z])[A-Za-z013457@$!|€]*(?![\w@$!|€])")
 
 # Runs of single letters separated by one space/dot/dash ("d i s r e g a r d"); word gaps are 2+ spaces.
@@ -131,16 +134,23 @@ _COMPAT_RE = re.compile("[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\U0001d400-\U00
 _FULLWIDTH_GAP_RE = re.compile("(?<=[\uff01-\uff5e])\u3000|\u3000(?=[\uff01-\uff5e])")
 
 
+@lru_cache(maxsize=16)
+def _holds(rx: re.Pattern[str], text: str) -> bool:
+    """Whether ``rx`` occurs in ``text``: one scan asks it of the same text up to three times (the
+    chain, the decoders' clean text, the invisible-character check)."""
+    return rx.search(text) is not None
+
+
 def nfkc(text: str) -> str:
     """NFKC for the characters that can spell Latin text (full-width, math, circled ...)."""
-    if text.isascii() or not _COMPAT_RE.search(text):
+    if text.isascii() or not _holds(_COMPAT_RE, text):
         return text
     text = _FULLWIDTH_GAP_RE.sub(" ", text)
     return _COMPAT_RE.sub(lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
 
 
 def strip_invisible(text: str) -> str:
-    return _INVISIBLE_RE.sub("", text) if not text.isascii() else text
+    return text if text.isascii() or not _holds(_INVISIBLE_RE, text) else _INVISIBLE_RE.sub("", text)
 
 
 def fold_confusables(text: str) -> str:
@@ -183,11 +193,39 @@ def _fold(word: str) -> str:
 def unleet(text: str) -> str:
     """Map leet digits and symbols back to letters. With three or more mixed words the whole text is
     treated as leetspeak ("th3", "4nd"); otherwise only unambiguous words are mapped."""
-    if "€" not in text and not _LEET_HINT_RE.search(text):
-        return text  # no leet character next to a letter: neither pattern below can match
-    if sum(1 for w in _LEET_ANY_RE.findall(text) if _leet_inside(w)) >= 3:
-        return _LEET_ANY_RE.sub(lambda m: m.group(0).translate(_LEET), text)
-    return _LEET_TOKEN_RE.sub(lambda m: m.group(0).translate(_LEET), text)
+    spans = _leet_spans(text)
+    if not spans:
+        return text  # no leet character next to a letter: neither pattern can match
+    words = [text[a:b] for a, b in spans]
+    rx = _LEET_ANY_RE if sum(1 for w in words if _LEET_ANY_RE.fullmatch(w) and _leet_inside(w)) >= 3 else _LEET_TOKEN_RE
+    out: list[str] = []
+    last = 0
+    for (a, b), w in zip(spans, words):
+        if rx.fullmatch(w):  # as rx.sub would replace it: the patterns' look-arounds stop at the token's ends
+            out += (text[last:a], w.translate(_LEET))
+            last = b
+    if not out:
+        return text
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _leet_spans(text: str) -> list[tuple[int, int]]:
+    """The tokens (maximal runs of word characters and leet symbols) holding a letter next to a leet
+    character, in order: the only ones _LEET_ANY_RE and _LEET_TOKEN_RE can match."""
+    spans: list[tuple[int, int]] = []
+    n, end = len(text), -1
+    for m in _LEET_PAIR_RE.finditer(text):
+        start = m.start()
+        if start < end:
+            continue  # in the token just taken
+        while start and ((c := text[start - 1]).isalnum() or c in _LEET_WORD):
+            start -= 1
+        end = m.end()
+        while end < n and ((c := text[end]).isalnum() or c in _LEET_WORD):
+            end += 1
+        spans.append((start, end))
+    return spans
 
 
 def _leet_inside(word: str) -> bool:
@@ -234,7 +272,7 @@ def _scored_words(text: str) -> list[str]:
 def invisible_chars(text: str) -> list[tuple[int, str]]:
     """Suspicious invisible characters (position, char); a BOM at the start and ZWJ/ZWNJ inside
     non-Latin scripts or emoji sequences are legitimate and skipped."""
-    if text.isascii():
+    if text.isascii() or not _holds(_INVISIBLE_RE, text):
         return []
     out = []
     for m in _INVISIBLE_RE.finditer(text):
@@ -256,6 +294,8 @@ def is_bidi(ch: str) -> bool:
 
 def decode_tags(text: str) -> list[str]:
     """ASCII smuggled in Unicode tag characters (U+E0020..E007E)."""
+    if text.isascii() or not _holds(_INVISIBLE_RE, text):  # the tag characters are invisible ones
+        return []
     return ["".join(chr(ord(c) - 0xE0000) for c in m.group(0)) for m in _TAG_RUN_RE.finditer(text)]
 
 
