@@ -6,6 +6,8 @@ from array import array
 from dataclasses import replace
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memrepo.detect import Scanner, default_scanner
 from memrepo.detect import classifier as clf
@@ -312,3 +314,30 @@ def test_a_full_word_memo_is_emptied_between_sentences_not_inside_one(monkeypatc
         assert got == clf.Model(model.bias, model.weights, model.threshold).weighted_features(sentence)
         assert got
     assert len(fresh._memo) < 5 + 13  # emptied once full: it does not grow without bound
+
+
+# -- the fast word splits read what the token regexes read ---------------------------------------
+
+_WORDISH = "aZ09 _.,'’-\n\t" + "é中ß\u0301\u093f\u0660ⅷ"
+
+
+@given(st.text(alphabet=_WORDISH, max_size=40))
+def test_word_splits_match_the_token_regexes(text: str) -> None:
+    """ASCII text without an apostrophe is split by str.translate and str.split, a text without "_"
+    by one class repeated: the words are the regexes' (digits folded the same way)."""
+    for marks in (False, True):
+        expected = (clf._MARKED_TOKEN_RE if marks else clf._TOKEN_RE).findall(text)
+        if not text.isascii() and max(text) >= "\u3040":
+            expected = [c for t in expected for c in (t if not t.isascii() and clf._CJK_RE.search(t) else [t])]
+        assert clf.tokens(text, marks) == expected
+        assert clf._words(text, True, marks) == clf.tokens(clf._folded(text), marks)
+
+
+@given(st.text(alphabet="aZz09 ?_.'\n" + "éİK\u212a中", max_size=40))
+def test_lower_words_match_the_letter_runs(text: str) -> None:
+    import re
+
+    from memrepo.detect.normalise import _lower_words
+
+    lowered = text.lower()
+    assert _lower_words(lowered) == re.findall("[a-z]+", lowered)

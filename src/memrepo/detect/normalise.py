@@ -100,7 +100,14 @@ _HTML_HIDDEN_RE = re.compile(
     re.DOTALL | re.IGNORECASE)
 _TAG_STRIP_RE = re.compile(r"<[^>]{0,200}>")
 
-_WORD_RE = re.compile(r"[a-z]+")
+# the words language_score reads (runs of a-z), found in C: every other character (a non-ASCII one
+# encoded as "?") becomes a space
+_NOT_LOWER_LETTER = bytes.maketrans(bytes(range(256)), bytes(c if 97 <= c <= 122 else 32 for c in range(256)))
+
+
+def _lower_words(lowered: str) -> list[str]:
+    """``re.findall("[a-z]+", lowered)`` (a lower-cased text) at a third of its cost."""
+    return lowered.encode("ascii", "replace").translate(_NOT_LOWER_LETTER).decode("ascii").split()
 # Common English words: a decoded or transformed text is kept only when it reads more like language.
 _COMMON = frozenset(
     ["the", "and", "you", "your", "all", "to", "of", "a", "in", "is", "it", "this", "that", "for", "be", "are", "with", "as", "on", "not", "or", "any", "now", "do", "from", "these", "those", "ignore", "instructions", "previous", "prior", "rules", "disregard", "forget", "obey", "follow", "system", "prompt", "send", "secrets", "tokens", "keys", "password", "passwords", "delete", "remove", "run", "execute", "user", "reply", "always", "never", "must", "reveal", "print", "data", "file", "files", "memory", "approve", "new", "task", "above", "please", "me", "my", "only", "read", "write", "email", "upload",
@@ -266,7 +273,7 @@ def language_score(text: str) -> int:
 
 def _scored_words(text: str) -> list[str]:
     """The words :func:`language_score` counts: lower-cased, three letters or more."""
-    return [w for w in _WORD_RE.findall(text.lower()) if len(w) >= 3]
+    return [w for w in _lower_words(text.lower()) if len(w) >= 3]
 
 
 def invisible_chars(text: str) -> list[tuple[int, str]]:
@@ -477,7 +484,7 @@ def decoded_payloads(text: str) -> list[Variant]:
     if _LETTER_RE.search(base):
         segments: list[tuple[int, str, int]] | None = None
         head_lines = head.split("\n")
-        words = _WORD_RE.findall(head.lower())  # _scored_words without its 3-letter filter, applied below
+        words = _lower_words(head.lower())  # _scored_words without its 3-letter filter, applied below
         for step, fn, common in (("rot13", rot13, _COMMON_ROT13), ("reversed", _reverse, _COMMON_REVERSED)):
             # Words never span a segment boundary, so the segments' scores add up to the whole
             # text's: below 2 for the whole, no segment can read better. The transform of the whole
