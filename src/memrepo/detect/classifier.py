@@ -78,18 +78,28 @@ _MARKS = ("\u0300-\u036f\u0483-\u0489\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5
           "\u064b-\u065f\u0670\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8\u06ea-\u06ed\u0900-\u0963\u0966-\u096f"
           "\u0971-\u0df3\u0e00-\u0e4e\u0e50-\u0e59\u0e80-\u0eff\u1000-\u1049\u1050-\u109f\u1780-\u17d3"
           "\u17dc\u17dd\u17e0-\u17e9\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f")
-_MARKED_TOKEN_RE = re.compile(f"(?:[^\\W_]|[{_MARKS}])+(?:['’](?:[^\\W_]|[{_MARKS}])+)?")
-# the same words in a text without "_" (marks are not \w): one class repeated, twice as fast
-_MARKED_WORDS_RE = re.compile(f"[\\w{_MARKS}]+(?:['’][\\w{_MARKS}]+)?")
 _CJK_RE = CJK_RE
 _SENTENCE_RE = re.compile(r"(?:[^.!?;。！？；\n]+|[.!?](?=[^\s.!?]))+[.!?。！？;；]*")  # as scoring's, with ; too
+
+
+@lru_cache(maxsize=1)
+def _marked_token_re() -> re.Pattern[str]:
+    """The words of a text with combining marks (v4): compiled on first use, as an ASCII text never needs it."""
+    return re.compile(f"(?:[^\\W_]|[{_MARKS}])+(?:['’](?:[^\\W_]|[{_MARKS}])+)?")
+
+
+@lru_cache(maxsize=1)
+def _marked_words_re() -> re.Pattern[str]:
+    """_marked_token_re()'s words in a text without "_" (marks are not \\w): one class repeated, twice
+    as fast (compiled on first use: ~7 M instructions that an ASCII text never needs)."""
+    return re.compile(f"[\\w{_MARKS}]+(?:['’][\\w{_MARKS}]+)?")
 
 
 def tokens(text: str, marks: bool = False) -> list[str]:
     """The words of ``text`` (CJK: each character); ``marks``: words keep their combining marks (v4)."""
     if text.isascii():  # no CJK to split into characters, no marks
         return _TOKEN_RE.findall(text) if "'" in text else text.translate(_ASCII_SPLIT).split()
-    found = ((_MARKED_WORDS_RE if "_" not in text else _MARKED_TOKEN_RE) if marks else _TOKEN_RE).findall(text)
+    found = ((_marked_words_re() if "_" not in text else _marked_token_re()) if marks else _TOKEN_RE).findall(text)
     if max(text) < "\u3040":
         return found  # no CJK character (they begin at U+3040): no word to split
     out: list[str] = []

@@ -77,14 +77,13 @@ _ASCII_LOOKALIKES = str.maketrans({"\u017f": "s", "\u0131": "i"})  # re's case-i
 
 
 class NeedleIndex:
-    """Every needle of a rule set's groups, and the start literals of its patterns, in Aho-Corasick
-    automata: one pass over a text finds all of them (pyahocorasick, in C), where a substring search
-    per needle costs a Python call each. The words with a non-ASCII character (CJK, Cyrillic,
-    accented ...) have an automaton of their own, built and run only for a text that holds a
-    character one of them begins with: an English text never pays for it (a process that scans only
-    such texts never builds it), at the price of a second pass over the others."""
+    """Every needle of a rule set's groups, and the start literals of its patterns, in an
+    Aho-Corasick automaton: one pass over a text finds all of them (pyahocorasick, in C), where a
+    substring search per needle costs a Python call each. An ASCII text is read by an automaton of
+    the ASCII words alone; any other text by one of all the words (CJK, Cyrillic, accented ... too),
+    in one pass: a process that scans only ASCII texts never builds it."""
 
-    __slots__ = ("_aliases", "_automata", "_firsts", "_words", "by_word", "groups")
+    __slots__ = ("_aliases", "_automata", "_words", "by_word", "groups")
 
     def __init__(self, groups: Iterable[Group], words: tuple[list[str], list[str]] | list[list[str]]) -> None:
         """``words``: every needle of ``groups`` and every start, lower-cased and sorted: the ASCII
@@ -96,58 +95,49 @@ class NeedleIndex:
             for needle in g.needles:
                 self.by_word[needle] = (*self.by_word.get(needle, ()), g)
         self._words = (words[0], words[1])
-        self._firsts: re.Pattern[str] | None = None  # the characters they begin with (compiled on first use)
         self._automata: list[Any] = [None, None]
-        self._aliases: dict[str, tuple[str, ...]] = {}  # words an automaton key stands for besides its value's
+        # per automaton, the words a key stands for besides its value's ("paſſword" read as "password")
+        self._aliases: list[dict[str, tuple[str, ...]]] = [{}, {}]
 
     def _built(self, which: int) -> Any:
-        """Automaton 0 (ASCII words) or 1 (the others), built on first use (a few milliseconds)."""
+        """Automaton 0 (the ASCII words) or 1 (all), built on first use (a few milliseconds)."""
         automaton = self._automata[which]
         if automaton is None:
             import ahocorasick
 
             automaton = ahocorasick.Automaton()
             keys: dict[str, list[str]] = {}  # keyed as locate reads the text ("ı" as "i"): a key may stand for several words
-            for word in self._words[which]:
+            for word in self._words[0] if which == 0 else (*self._words[0], *self._words[1]):
                 key = word.translate(_ASCII_LOOKALIKES) if "\u017f" in word or "\u0131" in word else word
                 keys.setdefault(key, []).append(word)
             for key, (word, *others) in keys.items():
                 automaton.add_word(key, (word, len(key) - 1))
                 if others:
-                    self._aliases[word] = tuple(others)
+                    self._aliases[which][word] = tuple(others)
             if len(automaton):
                 automaton.make_automaton()
             self._automata[which] = automaton
         return automaton
 
-    def _wide_firsts(self) -> re.Pattern[str]:
-        if self._firsts is None:  # a class of a few hundred CJK characters: ~2 ms to compile, so not at start-up
-            self._firsts = re.compile("[" + "".join(map(re.escape, sorted({w[0] for w in self._words[1]}))) + "]")
-        return self._firsts
-
     def locate(self, lowered: str) -> dict[str, list[int]]:
-        """Each word found in ``lowered`` with its start offsets (one pass of each automaton needed).
+        """Each word found in ``lowered`` with its start offsets (one pass of one automaton).
         "ſ" and "ı" are read as "s" and "i" (one character each: the offsets stay): a pattern's
         case-insensitive group, ``(?i:password)``, matches "paſſword" though lower-casing keeps the "ſ"."""
         where: dict[str, list[int]] = {}
         get = where.get
-        if lowered.isascii():
-            wide = False
-        else:
-            wide = bool(self._words[1]) and self._wide_firsts().search(lowered) is not None
-            if "\u017f" in lowered or "\u0131" in lowered:
-                lowered = lowered.translate(_ASCII_LOOKALIKES)
-        for which in (0, 1) if wide else (0,):
-            automaton = self._built(which)
-            if not len(automaton):
-                continue
-            for end, (word, size) in automaton.iter(lowered):  # a word is in one automaton: its offsets ascend
+        ascii_only = lowered.isascii()
+        which = 0 if ascii_only or not self._words[1] else 1
+        if not ascii_only and ("\u017f" in lowered or "\u0131" in lowered):
+            lowered = lowered.translate(_ASCII_LOOKALIKES)
+        automaton = self._built(which)
+        if len(automaton):
+            for end, (word, size) in automaton.iter(lowered):  # offsets ascend
                 starts = get(word)
                 if starts is None:
                     where[word] = [end - size]
                 else:
                     starts.append(end - size)
-        for word, others in self._aliases.items():
+        for word, others in self._aliases[which].items():
             if word in where:
                 where.update((other, where[word]) for other in others)
         return where
