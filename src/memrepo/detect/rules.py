@@ -45,7 +45,7 @@ class Pattern:
     they are lower-cased and hold only where ``guard``'s characters are absent (see
     needles.leading_starts)."""
 
-    __slots__ = ("_keyed", "_word_start", "case_folded", "flags", "guard", "owner", "source", "starts")
+    __slots__ = ("_keyed", "_rx", "_word_start", "case_folded", "flags", "guard", "owner", "source", "starts")
 
     def __init__(self, source: str, flags: int = re.MULTILINE, starts: tuple[str, ...] = (), guard: str | None = None) -> None:
         self.source = source
@@ -53,6 +53,7 @@ class Pattern:
         self.starts = starts
         self.guard = guard
         self._word_start: bool | None = None
+        self._rx: re.Pattern[str] | None = None
         self.owner: NeedleIndex | None = None  # the index that holds its ASCII starts (lower-cased) as words
         self._keyed: tuple[dict[str, tuple[str, ...]], frozenset[str], tuple[str, ...]] | None = None
         self.case_folded = False  # every ASCII start is lower-case (set by keyed())
@@ -124,7 +125,10 @@ class Pattern:
 
     @property
     def rx(self) -> re.Pattern[str]:
-        return _compiled(self.source, self.flags)
+        rx = self._rx
+        if rx is None:  # the process-wide compiled form, kept here: a scan asks for it a hundred times
+            rx = self._rx = _compiled(self.source, self.flags)
+        return rx
 
     @property
     def bounded_rx(self) -> re.Pattern[str]:
