@@ -43,33 +43,36 @@ class TextIndex:
     """A lower-cased text and, per NeedleIndex, the words of it found there (needles and pattern
     start literals) and the needle groups they make present: computed once, then looked up."""
 
-    __slots__ = ("lowered", "present", "where", "words")
+    __slots__ = ("lowered", "plans", "present", "where", "words")
 
     def __init__(self, lowered: str) -> None:
         self.lowered = lowered
-        self.words: dict[int, frozenset[str]] = {}  # by id(NeedleIndex)
-        self.where: dict[int, dict[str, list[int]]] = {}
-        self.present: dict[int, frozenset[Group]] = {}
+        # by NeedleIndex, held (not by id: a cached TextIndex may outlive a rule set, and a new
+        # NeedleIndex could be given the id of the freed one)
+        self.words: dict[NeedleIndex, frozenset[str]] = {}
+        self.where: dict[NeedleIndex, dict[str, list[int]]] = {}
+        self.present: dict[NeedleIndex, frozenset[Group]] = {}
+        self.plans: dict[NeedleIndex, Any] = {}  # the scan plan of the rule set of that NeedleIndex (RuleSet._planned)
 
     def words_of(self, needle_index: NeedleIndex) -> frozenset[str]:
         """The words of ``needle_index`` that occur in this text."""
-        found = self.words.get(id(needle_index))
+        found = self.words.get(needle_index)
         if found is None:
-            found = self.words[id(needle_index)] = frozenset(self.where_of(needle_index))
+            found = self.words[needle_index] = frozenset(self.where_of(needle_index))
         return found
 
     def where_of(self, needle_index: NeedleIndex) -> dict[str, list[int]]:
         """Where each word of ``needle_index`` occurs in this text (start offsets, ascending)."""
-        found = self.where.get(id(needle_index))
+        found = self.where.get(needle_index)
         if found is None:
-            found = self.where[id(needle_index)] = needle_index.locate(self.lowered)
+            found = self.where[needle_index] = needle_index.locate(self.lowered)
         return found
 
     def groups_of(self, needle_index: NeedleIndex) -> frozenset[Group]:
         """The groups of ``needle_index`` present in this text."""
-        found = self.present.get(id(needle_index))
+        found = self.present.get(needle_index)
         if found is None:
-            found = self.present[id(needle_index)] = needle_index.present(self)
+            found = self.present[needle_index] = needle_index.present(self)
         return found
 
 

@@ -308,6 +308,9 @@ class RuleSet(NamedTuple):
     def _planned(self, index: TextIndex) -> Planned:
         if self.needle_index is None:
             return Planned(tuple((r, r.branches) for r in self.rules))
+        known: Planned | None = index.plans.get(self.needle_index)  # a scan asks twice (secret rules, the others)
+        if known is not None:
+            return known
         # features and start literals share the index: keyed by the rules' groups only, texts
         # that differ elsewhere share a plan
         present = index.groups_of(self.needle_index) & self.rule_groups
@@ -325,6 +328,7 @@ class RuleSet(NamedTuple):
                 if gate is None or len(gate) == 1 or all(g in present for g in gate):
                     by_rule.setdefault(ri, []).append(branch)
             got = self.plans[present] = Planned(tuple((self.rules[ri], tuple(bs)) for ri, bs in by_rule.items()))
+        index.plans[self.needle_index] = got
         return got
 
     def matching(self, index: TextIndex, text: str, *, secret: bool) -> tuple[Plan, set[int]]:
