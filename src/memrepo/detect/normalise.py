@@ -79,6 +79,11 @@ _MARK_SPACER_RE = re.compile(r"[.\-_*]")
 _SPACED_ANY_RE = re.compile(r"(?<!\S)\S(?: \S)+(?!\S)")  # single characters, one space apart
 _WORD_GAP_RE = re.compile(r"(?<=\S) {2,}(?=\S)")
 
+# Runs of the characters that base64, base32 and secret tokens are written in: those decoders and
+# the secrets scan look only inside runs of 16 or more, found in one scan per text (token_runs) where
+# each ran over the whole text (every such pattern's match lies inside one run; its look-arounds see
+# the real text before a run and a non-run character after it).
+_TOKEN_RUN_RE = re.compile(r"[A-Za-z0-9+/=_.:-]{16,}")
 _B64_RE = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
 _B32_RE = re.compile(r"(?<![A-Za-z0-9=])[A-Z2-7]{16,}={0,6}(?![A-Za-z0-9=])")
 # runs of URL-safe characters and %XX escapes; decoded when they hold at least four escapes
@@ -306,9 +311,15 @@ def decode_tags(text: str) -> list[str]:
     return ["".join(chr(ord(c) - 0xE0000) for c in m.group(0)) for m in _TAG_RUN_RE.finditer(text)]
 
 
+@lru_cache(maxsize=16)
+def token_runs(text: str) -> tuple[tuple[int, int], ...]:
+    """(start, end) of each maximal run of 16+ token characters (letters, digits, ``+/=_.:-``)."""
+    return tuple(m.span() for m in _TOKEN_RUN_RE.finditer(text))
+
+
 def decode_base64(text: str) -> list[str]:
     out: list[str] = []
-    for m in _B64_RE.finditer(text):
+    for m in (m for a, b in token_runs(text) for m in _B64_RE.finditer(text, a, b)):
         blob = m.group(0)
         if len(out) >= MAX_PAYLOADS:
             break
@@ -346,9 +357,10 @@ def decode_hex(text: str) -> list[str]:
 
 def decode_base32(text: str) -> list[str]:
     out: list[str] = []
-    if not _B32_HINT_RE.search(text):
+    runs = token_runs(text)
+    if not any(_B32_HINT_RE.search(text, a, b) for a, b in runs):
         return out
-    for m in _B32_RE.finditer(text):
+    for m in (m for a, b in runs for m in _B32_RE.finditer(text, a, b)):
         blob = m.group(0).rstrip("=")[: MAX_PAYLOAD_CHARS * 2]
         if blob.isalpha():
             continue  # an upper-case word or identifier, not base32 (which uses the digits 2-7)

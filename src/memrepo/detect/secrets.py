@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
+from .normalise import token_runs
+
 _SKIP = {"IPPublicDetector", "Base64HighEntropyString", "HexHighEntropyString", "KeywordDetector"}
 
 # Cheap prefilters: a plugin's regex runs only when one of these substrings occurs (lower-cased
@@ -46,8 +48,9 @@ _NEEDLES: dict[str, tuple[tuple[str, ...], bool]] = {
 # Plugins whose needles are too common get an exact-enough precheck (cheaper than importing them).
 _PRECHECK = {"TelegramBotTokenDetector": re.compile(r"\d{8,10}:"),
              "ArtifactoryDetector": re.compile(r"(?:AKC|AP[\dA-F])[a-zA-Z0-9]{8,}")}
-# Every token these plugins find holds a run of 20+ token characters; one cheap search skips them all.
-_LONG_TOKEN = re.compile(r"[A-Za-z0-9_+/=.:-]{20,}")
+# Every token these plugins find holds a run of 20+ token characters (letters, digits, "_+/=.:-":
+# normalise.token_runs, which the decoders share); without one they are all skipped.
+LONG_TOKEN = 20
 _NO_LONG_TOKEN_NEEDED = {"BasicAuthDetector", "PrivateKeyDetector", "ArtifactoryDetector"}
 # A key header alone names a format ("look for -----BEGIN PRIVATE KEY-----"); a key has material after it
 # (PEM headers such as "Proc-Type: 4,ENCRYPTED" may come first).
@@ -80,7 +83,7 @@ def find_secrets(text: str) -> Iterator[tuple[str, str, re.Match[str]]]:
     detect-secrets is imported only when some plugin's cheap prefilter passes: most memory text
     holds no 20-character token and none of the few literals the other plugins need."""
     lowered = text.lower()
-    long_token = _LONG_TOKEN.search(text) is not None
+    long_token = any(b - a >= LONG_TOKEN for a, b in token_runs(text))
     candidates = _NEEDLES if long_token else _NO_LONG_TOKEN_NEEDED  # the others need a long token
     wanted = {name for name in candidates if _prefilter(name, text, lowered, long_token)}
     if not wanted and not long_token:
