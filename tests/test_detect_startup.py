@@ -142,9 +142,10 @@ def test_gated_matching_finds_what_a_plain_regex_run_finds() -> None:
 
 
 def test_matching_picks_exactly_the_rules_that_match() -> None:
-    """RuleSet.matching (one pass over the start literals a text holds) names exactly the plan's
-    rules, secret ones or the others, some branch of which Rule.finditer matches: it skips only
-    rules that cannot match, and the decision what a match means stays with the scanner."""
+    """RuleSet.matching (one pass over the start literals a text holds) gives exactly the plan's
+    rules, secret ones or the others, some branch of which Rule.finditer matches, in plan order and
+    with their planned branches: it skips only rules that cannot match, and the decision what a
+    match means stays with the scanner."""
     from memrepo.detect.needles import TextIndex
 
     scanner = Scanner.from_policy_files(default_policy_files())
@@ -152,9 +153,9 @@ def test_matching_picks_exactly_the_rules_that_match() -> None:
     for text in _gate_texts():
         index = TextIndex(text.lower())
         for secret in (False, True):
-            plan, got = scanner.ruleset.matching(index, text, secret=secret)
-            want = {i for i, (rule, branches) in enumerate(plan)
-                    if rule.secret == secret and next(rule.finditer(text, index, branches), None) is not None}
+            got = scanner.ruleset.matching(index, text, secret=secret)
+            want = [(rule, branches) for rule, branches in scanner.ruleset.plan(index)
+                    if rule.secret == secret and next(rule.finditer(text, index, branches), None) is not None]
             assert got == want, (text, secret)
             matched += len(want)
     assert matched > 50

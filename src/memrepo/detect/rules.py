@@ -18,6 +18,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
+from itertools import chain, repeat
 from typing import Any, NamedTuple
 
 from ..errors import ParseError
@@ -295,19 +296,28 @@ class RuleSet(NamedTuple):
     hidden_bonus: float
     placeholders: tuple[Pattern, ...]
     needle_index: NeedleIndex | None
-    gated: dict[Group, tuple[tuple[int, int], ...]]  # (rule, branch) positions whose first gate group it is
-    ungated: tuple[tuple[int, int], ...]  # (rule, branch) positions without needles
+    flat: tuple[tuple[int, Branch], ...]  # every rule branch, in rule order: (rule position, branch)
+    gated: dict[Group, tuple[int, ...]]  # positions in ``flat`` of the branches whose first gate group it is
+    ungated: tuple[int, ...]  # positions in ``flat`` of the branches without needles
+    multi: dict[int, frozenset[Group]]  # the gate of each branch (position in ``flat``) with more than one group
     plans: dict[frozenset[Group], Planned]  # by a text's present groups that gate rules (texts share them: memoised)
-    rule_groups: frozenset[Group] = frozenset()  # every group in some rule branch's gate
+    rule_groups: frozenset[Group]  # every group in some rule branch's gate
+    probe_items: list[tuple[bool, bool, Any]]  # per branch of ``flat``: see _probe_items (filled on first use)
 
     def plan(self, index: TextIndex) -> Plan:
         """The candidate rules in rule-file order, each with its branches whose required literals
         all occur: found from the text's present groups, not by testing every branch."""
-        return self._planned(index).plan
+        planned = self._planned(index)
+        flat, rules = self.flat, self.rules
+        by_rule: dict[int, list[Branch]] = {}
+        for f in planned.branches:
+            ri, branch = flat[f]
+            by_rule.setdefault(ri, []).append(branch)
+        return tuple((rules[ri], tuple(bs)) for ri, bs in by_rule.items())
 
     def _planned(self, index: TextIndex) -> Planned:
         if self.needle_index is None:
-            return Planned(tuple((r, r.branches) for r in self.rules))
+            return Planned(tuple(range(len(self.flat))))
         known: Planned | None = index.plans.get(self.needle_index)  # a scan asks twice (secret rules, the others)
         if known is not None:
             return known
@@ -318,38 +328,33 @@ class RuleSet(NamedTuple):
         if got is None:
             if len(self.plans) >= MAX_PLANS:
                 self.plans.clear()
-            picked = list(self.ungated)
-            for g in present:
-                picked.extend(self.gated.get(g, ()))
-            by_rule: dict[int, list[Branch]] = {}
-            for ri, bi in sorted(picked):
-                branch = self.rules[ri].branches[bi]
-                gate = branch[0]
-                if gate is None or len(gate) == 1 or all(g in present for g in gate):
-                    by_rule.setdefault(ri, []).append(branch)
-            got = self.plans[present] = Planned(tuple((self.rules[ri], tuple(bs)) for ri, bs in by_rule.items()))
+            # most texts hold a set of groups no text before held (a plan per text): built in C-level
+            # passes, the branches in rule order, those with a gate of several groups kept when all occur
+            picked = [*self.ungated, *chain.from_iterable(map(self.gated.get, present, repeat(())))]
+            picked.sort()
+            if self.multi:
+                multi = self.multi
+                picked = [f for f in picked if f not in multi or multi[f] <= present]
+            got = self.plans[present] = Planned(tuple(picked))
         index.plans[self.needle_index] = got
         return got
 
-    def matching(self, index: TextIndex, text: str, *, secret: bool) -> tuple[Plan, set[int]]:
-        """The plan for ``text`` (``index``: of ``text.lower()``) and the positions in it of the rules
-        (secret ones or the others) some pattern of which matches ``text`` somewhere: the rest
-        cannot match, whatever their ``unless``. One pass over the start literals the text holds
-        tries each pattern only where one of its starts occurs, with no per-rule Python work for the
-        many rules that match nothing; the matches themselves are left to Rule.finditer."""
+    def matching(self, index: TextIndex, text: str, *, secret: bool) -> list[tuple[Rule, tuple[Branch, ...]]]:
+        """The rules (secret ones or the others) some pattern of which matches ``text`` somewhere
+        (``index``: of ``text.lower()``), in rule-file order, each with its branches that pass their
+        gates: the rest cannot match, whatever their ``unless``. One pass over the start literals the
+        text holds tries each pattern only where one of its starts occurs, with no per-rule Python
+        work for the many rules that match nothing; the matches themselves are left to Rule.finditer."""
         planned = self._planned(index)
-        plan = planned.plan
-        if self.needle_index is None:  # no literals known: every rule may match
-            return plan, {i for i, (rule, _) in enumerate(plan) if rule.secret == secret}
         probe = planned.probes[secret]
         if probe is None:
-            probe = planned.probes[secret] = _probe(plan, secret)
+            probe = planned.probes[secret] = self._probe(planned, secret)
         lowered = index.lowered
         out: set[int] = set()
-        words = index.words_of(self.needle_index)
-        where = index.where_of(self.needle_index)
-        for entry, pat, bound, lower_starts in probe.fast:
-            if entry in out or lower_starts.isdisjoint(words):
+        words = index.words_of(self.needle_index) if self.needle_index is not None else frozenset()
+        where = index.where_of(self.needle_index) if self.needle_index is not None else {}
+        for ri, pat, bound, lower_starts in probe.fast:
+            if ri in out or lower_starts.isdisjoint(words):
                 continue
             match = pat.rx.match
             for word in lower_starts & words:
@@ -358,58 +363,73 @@ class RuleSet(NamedTuple):
                                         or bound == 2 and not _at_boundary(lowered, p)):
                         continue
                     if match(lowered, p) is not None:
-                        out.add(entry)
+                        out.add(ri)
                         break
-                if entry in out:
+                if ri in out:
                     break
-        for entry, branch, sensitive in probe.slow:
-            if entry not in out and next(iter_branches((branch,), text if sensitive else lowered, index, gated=False), None) is not None:
-                out.add(entry)
-        return plan, out
+        for ri, branch, sensitive in probe.slow:
+            if ri not in out and next(iter_branches((branch,), text if sensitive else lowered, index, gated=False), None) is not None:
+                out.add(ri)
+        if not out:
+            return []  # most texts
+        by_rule: dict[int, list[Branch]] = {ri: [] for ri in sorted(out)}
+        flat = self.flat
+        for f in planned.branches:
+            ri, branch = flat[f]
+            if ri in by_rule:
+                by_rule[ri].append(branch)
+        return [(self.rules[ri], tuple(bs)) for ri, bs in by_rule.items()]
+
+    def _probe(self, planned: Planned, secret: bool) -> Probe:
+        """A plan's patterns for matching (the secret rules' or the others'), from each branch's probe
+        item: one C-level pass per list."""
+        items = self.probe_items or self._probe_items()
+        mine = [items[f] for f in planned.branches]
+        return Probe(tuple(item for s, fast, item in mine if fast and s == secret),
+                     tuple(item for s, fast, item in mine if not fast and s == secret))
+
+    def _probe_items(self) -> list[tuple[bool, bool, Any]]:
+        """Per branch of ``flat``: (its rule is a secret rule, tried at its starts, the Probe entry);
+        built once per rule set, on the first scan (keyed() sorts each pattern's starts)."""
+        items: list[tuple[bool, bool, Any]] = []
+        for ri, branch in self.flat:
+            rule = self.rules[ri]
+            _, pat, bounded = branch
+            fast = not rule.case_sensitive and bool(pat.starts) and pat.owner is not None and pat.guard is None
+            if fast:
+                _, lower_starts, unkeyed = pat.keyed()
+                fast = not unkeyed and pat.case_folded
+            if fast:
+                items.append((rule.secret, True, (ri, pat, (1 if pat.word_start else 2) if bounded else 0, lower_starts)))
+            else:
+                items.append((rule.secret, False, (ri, branch, rule.case_sensitive)))
+        self.probe_items.extend(items)
+        return self.probe_items
 
     def is_placeholder(self, value: str) -> bool:
         return any(p.search(value) for p in self.placeholders)
 
 
 class Planned:
-    """A scan plan and the probes of its rules (RuleSet.matching: the others' and the secret ones'),
-    built on first use."""
+    """A scan plan (the positions in RuleSet.flat of the branches whose gates pass, ascending) and
+    the probes of its rules (RuleSet.matching: the others' and the secret ones'), built on first use."""
 
-    __slots__ = ("plan", "probes")
+    __slots__ = ("branches", "probes")
 
-    def __init__(self, plan: Plan) -> None:
-        self.plan = plan
+    def __init__(self, branches: tuple[int, ...]) -> None:
+        self.branches = branches
         self.probes: list[Probe | None] = [None, None]  # by secret (False, True)
 
 
 class Probe(NamedTuple):
-    """A plan's patterns for RuleSet.matching. ``fast``: (plan position, pattern, boundary check,
+    """A plan's patterns for RuleSet.matching. ``fast``: (rule position, pattern, boundary check,
     lower-cased starts) of the patterns that run on the lower-cased text with exact starts, tried
     only where a start occurs (boundary check: 0 none, 1 a non-word character or nothing before a
-    word start, 2 ``\b``); ``slow``: (plan position, branch, case-sensitive) of the others, tried as
+    word start, 2 ``\b``); ``slow``: (rule position, branch, case-sensitive) of the others, tried as
     Rule.finditer tries them."""
 
     fast: tuple[tuple[int, Pattern, int, frozenset[str]], ...]
     slow: tuple[tuple[int, Branch, bool], ...]
-
-
-def _probe(plan: Plan, secret: bool) -> Probe:
-    fast: list[tuple[int, Pattern, int, frozenset[str]]] = []
-    slow: list[tuple[int, Branch, bool]] = []
-    for entry, (rule, branches) in enumerate(plan):
-        if rule.secret != secret:
-            continue
-        for branch in branches:
-            _, pat, bounded = branch
-            if rule.case_sensitive or not pat.starts or pat.owner is None or pat.guard is not None:
-                slow.append((entry, branch, rule.case_sensitive))
-                continue
-            _, lower_starts, unkeyed = pat.keyed()
-            if unkeyed or not pat.case_folded:
-                slow.append((entry, branch, False))
-                continue
-            fast.append((entry, pat, (1 if pat.word_start else 2) if bounded else 0, lower_starts))
-    return Probe(tuple(fast), tuple(slow))
 
 
 # -- spec: parsed, validated, expanded; JSON data -----------------------------------------------
@@ -544,21 +564,24 @@ def ruleset_from_spec(spec: Mapping[str, Any]) -> RuleSet:
         bs = branches(f["branches"])
         features.append(Feature(f["name"], f["weight"], f["description"], f["anchored"], bs,
                                 frozenset(b[0][0] for b in bs if b[0]), tuple(b for b in bs if b[0] is None)))
-    gated: dict[Group, list[tuple[int, int]]] = {}
+    flat = tuple((i, branch) for i, rule in enumerate(rules) for branch in rule.branches)
+    gated: dict[Group, list[int]] = {}
     ungated = []
-    for i, rule in enumerate(rules):
-        for j, (gate, _, _) in enumerate(rule.branches):
-            if gate is None:
-                ungated.append((i, j))
-            else:
-                gated.setdefault(gate[0], []).append((i, j))
+    multi = {}
+    for f, (_, (gate, _, _)) in enumerate(flat):
+        if gate is None:
+            ungated.append(f)
+        else:
+            gated.setdefault(gate[0], []).append(f)
+            if len(gate) > 1:
+                multi[f] = frozenset(gate)
     needle_index = NeedleIndex(groups.values(), spec["words"])
     for pattern in patterns:
         pattern.owner = needle_index
     return RuleSet(rules, features, float(spec["hidden_bonus"]),
                    tuple(Pattern(p, re.IGNORECASE) for p in spec["placeholders"]), needle_index,
-                   {g: tuple(v) for g, v in gated.items()}, tuple(ungated), {},
-                   frozenset(g for rule in rules for gate, _, _ in rule.branches for g in gate or ()))
+                   flat, {g: tuple(v) for g, v in gated.items()}, tuple(ungated), multi, {},
+                   frozenset(g for rule in rules for gate, _, _ in rule.branches for g in gate or ()), [])
 
 
 def _parse(name: str, data: bytes, files: Mapping[str, bytes]) -> dict[str, Any]:

@@ -189,9 +189,8 @@ class Scanner:
         for v in variants:
             lowered = v.text.lower()
             index = text_index(lowered)
-            plan, matching = self.ruleset.matching(index, v.text, secret=False)
-            for i, (rule, branches) in enumerate(plan):
-                if i not in matching or rule.id in found:
+            for rule, branches in self.ruleset.matching(index, v.text, secret=False):
+                if rule.id in found:
                     continue
                 skip = qx.skip if qx is not None and rule.category in qx.categories else None
                 m, was_quoted = _first_match(rule, v.text, index, branches, skip, qx.enacted if qx is not None else None)
@@ -275,9 +274,8 @@ class Scanner:
         (its lines are not the entry's: ``hidden`` findings carry the entry's line)."""
         base = clean(text)
         index = text_index(base.lower())
-        plan, matching = self.ruleset.matching(index, base, secret=True)
-        for i, (rule, branches) in enumerate(plan):
-            if i not in matching or rule.id in found:
+        for rule, branches in self.ruleset.matching(index, base, secret=True):
+            if rule.id in found:
                 continue
             for m in rule.finditer(base, index, branches):
                 value = secret_value(m)
