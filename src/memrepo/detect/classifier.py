@@ -203,6 +203,7 @@ class Model:
         self.veto = veto  # below: pattern findings of the veto categories are demoted to warnings
         self._memo: dict[str, tuple[tuple[str, float], ...]] = {}
         self._pairs: dict[tuple[str, str], tuple[str, float] | tuple[()]] = {}
+        self._gram_memo: dict[str, tuple[tuple[str, float], ...]] = {}  # a 4-gram's ((feature, weight),) or ()
         self._gram_set: frozenset[str] | None = None
 
     def _token_features(self, tok: str) -> tuple[tuple[str, float], ...]:
@@ -211,14 +212,29 @@ class Model:
         got = self._memo.get(tok)
         if got is None:
             get = self.weights.get
-            feats = ["w:" + tok]
-            if len(tok) >= 3 and not _CJK_RE.match(tok):
-                padded = " " + tok + " "
-                grams = {padded[i: i + 4] for i in range(len(padded) - 3)}
-                if not isinstance(self.weights, HashedWeights):
-                    grams &= self._grams()  # a dictionary model: only the grams it has
-                feats.extend("c:" + g for g in grams)
-            got = self._memo[tok] = tuple((f, w) for f in feats if (w := get(f)) is not None)
+            feat = "w:" + tok
+            w = get(feat)
+            own: tuple[tuple[str, float], ...] = () if w is None else ((feat, w),)
+            if len(tok) < 3 or _CJK_RE.match(tok):
+                got = self._memo[tok] = own
+                return got
+            padded = " " + tok + " "
+            grams = list({padded[i: i + 4] for i in range(len(padded) - 3)})
+            if not isinstance(self.weights, HashedWeights):
+                grams = [g for g in grams if g in self._grams()]  # a dictionary model: only the grams it has
+            # a new word's 4-grams were mostly met in other words ("ing ", " the"): their weights
+            # are remembered per gram (a hashed look-up encodes the feature and takes its CRC-32)
+            memo = self._gram_memo
+            parts = list(map(memo.get, grams))
+            if None in parts:
+                if len(memo) + len(grams) >= MEMO_WORDS:
+                    memo.clear()
+                for i, g in enumerate(grams):
+                    if parts[i] is None:
+                        feat = "c:" + g
+                        w = get(feat)
+                        parts[i] = memo[g] = () if w is None else ((feat, w),)
+            got = self._memo[tok] = (*own, *chain.from_iterable(parts))  # type: ignore[arg-type]
         return got
 
     def _grams(self) -> frozenset[str]:
