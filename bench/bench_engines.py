@@ -15,7 +15,6 @@ Run: python bench/bench_engines.py [--entries N]   (engines not installed are sk
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import time
@@ -27,7 +26,6 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
-FRESH = [ROOT / "tests" / "data" / "detect" / f"heldout{n}.jsonl" for n in range(225, 249)]
 MAX_COUNT = 3  # counted repeats above this become unbounded: copies multiply automaton states
 
 _ANY = r"(?s:.)"
@@ -103,21 +101,6 @@ def _emit(items: Iterable[tuple[Any, Any]]) -> str:
     return "".join(out)
 
 
-def fresh_entries(n: int) -> list[str]:
-    """n ~1 KB entries of held-out texts, each text used once."""
-    texts = [json.loads(line)["text"] for f in FRESH if f.exists() for line in f.read_text("utf-8").splitlines() if line.strip()]
-    out, parts, size = [], [], 0
-    for t in texts:
-        parts.append(t)
-        size += len(t.encode()) + 1
-        if size >= 1024:
-            out.append(" ".join(parts).encode()[:1024].decode("utf-8", "ignore"))
-            parts, size = [], 0
-            if len(out) == n:
-                break
-    return out
-
-
 def per_kb_ms(fn: Callable[[str], int], texts: list[str]) -> tuple[float, float]:
     """CPU ms per KB of one pass over ``texts`` and the mean of what ``fn`` returns (patterns left)."""
     start, left = time.thread_time(), 0
@@ -169,6 +152,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--entries", type=int, default=300)
     args = ap.parse_args()
+    sys.path.insert(0, str(ROOT / "bench"))
+    import bench_scan
+
     from memrepo.detect import default_scanner
 
     scanner = default_scanner()
@@ -176,7 +162,7 @@ def main() -> None:
     patterns = [p for r in rs.rules if not r.case_sensitive for _, p, _ in r.branches] + \
                [p for f in rs.features for _, p, _ in f.branches]
     exprs = [superset(p.source, p.flags) for p in patterns]
-    texts = fresh_entries(args.entries)
+    texts = bench_scan.fresh_entries(args.entries)
     print(f"{len(patterns)} patterns (rules and scoring features), {len(texts)} fresh 1 KB entries from heldout225-248")
     print(f"{'engine':34s} {'build s':>8s} {'fresh ms/KB':>12s} {'again ms/KB':>12s} {'patterns left/entry':>20s}")
     def scan(text: str) -> int:  # the whole scan: what the engines would shorten
