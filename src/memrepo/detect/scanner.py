@@ -422,7 +422,7 @@ class QuotedExamples(NamedTuple):
         outside = _outside(text, spans)
         # a cue word inside a link or host name ("handbook.example.com") names nothing
         outside = _LINK_RE.sub(" ", outside)
-        if sum(c.isalnum() for c in outside) < MIN_OUTSIDE_CHARS or self.cues.search(outside) is None:
+        if sum(map(str.isalnum, outside)) < MIN_OUTSIDE_CHARS or self.cues.search(outside) is None:
             return []
         # "For example: '<order>'. Follow it from today." names an example and then enacts it
         if self._enacts(outside):
