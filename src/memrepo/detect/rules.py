@@ -302,18 +302,23 @@ class RuleSet(NamedTuple):
     multi: dict[int, frozenset[Group]]  # the gate of each branch (position in ``flat``) with more than one group
     plans: dict[frozenset[Group], Planned]  # by a text's present groups that gate rules (texts share them: memoised)
     rule_groups: frozenset[Group]  # every group in some rule branch's gate
-    probe_items: list[tuple[bool, bool, Any]]  # per branch of ``flat``: see _probe_items (filled on first use)
+    probe_items: list[tuple[bool, bool, Any] | None]  # per branch of ``flat``: see _probe_item (None until a plan holds it)
 
     def plan(self, index: TextIndex) -> Plan:
         """The candidate rules in rule-file order, each with its branches whose required literals
         all occur: found from the text's present groups, not by testing every branch."""
-        planned = self._planned(index)
-        flat, rules = self.flat, self.rules
+        return tuple(self._grouped(self._planned(index).branches))
+
+    def _grouped(self, positions: tuple[int, ...], only: set[int] | None = None) -> list[tuple[Rule, tuple[Branch, ...]]]:
+        """The rules (``only``: those at these positions) of branches at ``positions`` in ``flat``
+        (ascending, so in rule order), each with its branches there."""
         by_rule: dict[int, list[Branch]] = {}
-        for f in planned.branches:
+        flat = self.flat
+        for f in positions:
             ri, branch = flat[f]
-            by_rule.setdefault(ri, []).append(branch)
-        return tuple((rules[ri], tuple(bs)) for ri, bs in by_rule.items())
+            if only is None or ri in only:
+                by_rule.setdefault(ri, []).append(branch)
+        return [(self.rules[ri], tuple(bs)) for ri, bs in by_rule.items()]
 
     def _planned(self, index: TextIndex) -> Planned:
         if self.needle_index is None:
@@ -370,41 +375,31 @@ class RuleSet(NamedTuple):
         for ri, branch, sensitive in probe.slow:
             if ri not in out and next(iter_branches((branch,), text if sensitive else lowered, index, gated=False), None) is not None:
                 out.add(ri)
-        if not out:
-            return []  # most texts
-        by_rule: dict[int, list[Branch]] = {ri: [] for ri in sorted(out)}
-        flat = self.flat
-        for f in planned.branches:
-            ri, branch = flat[f]
-            if ri in by_rule:
-                by_rule[ri].append(branch)
-        return [(self.rules[ri], tuple(bs)) for ri, bs in by_rule.items()]
+        return self._grouped(planned.branches, out) if out else []  # most texts: none
 
     def _probe(self, planned: Planned, secret: bool) -> Probe:
         """A plan's patterns for matching (the secret rules' or the others'), from each branch's probe
         item: one C-level pass per list."""
-        items = self.probe_items or self._probe_items()
-        mine = [items[f] for f in planned.branches]
+        items = self.probe_items
+        mine = [items[f] or self._probe_item(f) for f in planned.branches]
         return Probe(tuple(item for s, fast, item in mine if fast and s == secret),
                      tuple(item for s, fast, item in mine if not fast and s == secret))
 
-    def _probe_items(self) -> list[tuple[bool, bool, Any]]:
-        """Per branch of ``flat``: (its rule is a secret rule, tried at its starts, the Probe entry);
-        built once per rule set, on the first scan (keyed() sorts each pattern's starts)."""
-        items: list[tuple[bool, bool, Any]] = []
-        for ri, branch in self.flat:
-            rule = self.rules[ri]
-            _, pat, bounded = branch
-            fast = not rule.case_sensitive and bool(pat.starts) and pat.owner is not None and pat.guard is None
-            if fast:
-                _, lower_starts, unkeyed = pat.keyed()
-                fast = not unkeyed and pat.case_folded
-            if fast:
-                items.append((rule.secret, True, (ri, pat, (1 if pat.word_start else 2) if bounded else 0, lower_starts)))
-            else:
-                items.append((rule.secret, False, (ri, branch, rule.case_sensitive)))
-        self.probe_items.extend(items)
-        return self.probe_items
+    def _probe_item(self, f: int) -> tuple[bool, bool, Any]:
+        """(its rule is a secret rule, tried at its starts, its Probe entry) of the branch at ``f`` in
+        ``flat``: worked out when a plan first holds it, then kept (keyed() sorts the pattern's starts;
+        a process that scans one entry needs a few hundred of the rule set's branches)."""
+        ri, branch = self.flat[f]
+        rule = self.rules[ri]
+        _, pat, bounded = branch
+        fast = not rule.case_sensitive and bool(pat.starts) and pat.owner is not None and pat.guard is None
+        if fast:
+            _, lower_starts, unkeyed = pat.keyed()
+            fast = not unkeyed and pat.case_folded
+        item: tuple[bool, bool, Any] = ((rule.secret, True, (ri, pat, (1 if pat.word_start else 2) if bounded else 0, lower_starts))
+                                        if fast else (rule.secret, False, (ri, branch, rule.case_sensitive)))
+        self.probe_items[f] = item
+        return item
 
     def is_placeholder(self, value: str) -> bool:
         return any(p.search(value) for p in self.placeholders)
@@ -581,7 +576,7 @@ def ruleset_from_spec(spec: Mapping[str, Any]) -> RuleSet:
     return RuleSet(rules, features, float(spec["hidden_bonus"]),
                    tuple(Pattern(p, re.IGNORECASE) for p in spec["placeholders"]), needle_index,
                    flat, {g: tuple(v) for g, v in gated.items()}, tuple(ungated), multi, {},
-                   frozenset(g for rule in rules for gate, _, _ in rule.branches for g in gate or ()), [])
+                   frozenset(g for rule in rules for gate, _, _ in rule.branches for g in gate or ()), [None] * len(flat))
 
 
 def _parse(name: str, data: bytes, files: Mapping[str, bytes]) -> dict[str, Any]:
