@@ -221,7 +221,8 @@ class Model:
             padded = " " + tok + " "
             grams = list({padded[i: i + 4] for i in range(len(padded) - 3)})
             if not isinstance(self.weights, HashedWeights):
-                grams = [g for g in grams if g in self._grams()]  # a dictionary model: only the grams it has
+                have = self._grams()
+                grams = [g for g in grams if g in have]  # a dictionary model: only the grams it has
             # a new word's 4-grams were mostly met in other words ("ing ", " the"): their weights
             # are remembered per gram (a hashed look-up encodes the feature and takes its CRC-32)
             memo = self._gram_memo

@@ -356,8 +356,10 @@ class RuleSet(NamedTuple):
             probe = planned.probes[secret] = self._probe(planned, secret)
         lowered = index.lowered
         out: set[int] = set()
-        words = index.words_of(self.needle_index) if self.needle_index is not None else frozenset()
-        where = index.where_of(self.needle_index) if self.needle_index is not None else {}
+        words: frozenset[str] = frozenset()
+        where: dict[str, list[int]] = {}
+        if self.needle_index is not None:  # without one, every pattern is a slow probe
+            words, where = index.words_of(self.needle_index), index.where_of(self.needle_index)
         for ri, pat, bound, lower_starts in probe.fast:
             if ri in out or lower_starts.isdisjoint(words):
                 continue
