@@ -39,10 +39,18 @@ def test_benign_fast_path_imports_neither_detect_secrets_nor_jsonschema(tmp_path
     assert "detect_secrets" not in warm["modules"] and "jsonschema" not in warm["modules"], warm
 
 
-def test_secret_still_found_in_a_fresh_process(tmp_path: Path) -> None:
-    _probe("warm-up", tmp_path)
-    hit = _probe("token ghp_R8s7T6u5V4w3X2y1Z0a9B8c7D6e5F4g3H2i1", tmp_path)
-    assert any(r.startswith("secrets.") for r in hit["findings"])  # type: ignore[union-attr]
+SECRET = "token ghp_R8s7T6u5V4w3X2y1Z0a9B8c7D6e5F4g3H2i1 and AWS_SECRET_ACCESS_KEY='wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKQ'"
+
+
+def test_secret_found_in_a_fresh_process_without_importing_detect_secrets(tmp_path: Path) -> None:
+    cold = _probe(SECRET, tmp_path)  # builds the rule spec and the detect-secrets plugins' patterns
+    [stored] = list((tmp_path / "detect").glob("secret-plugins-*.json"))
+    warm = _probe(SECRET, tmp_path)
+    assert warm["findings"] == cold["findings"] and any(r.startswith("secrets.") for r in warm["findings"])  # type: ignore[union-attr]
+    assert "detect_secrets" in cold["modules"] and "detect_secrets" not in warm["modules"], warm
+    stored.write_text('[["AWS Access Key", "AWSKeyDetector"]]', encoding="utf-8")  # damaged: a miss, not an error
+    damaged = _probe(SECRET, tmp_path)
+    assert damaged["findings"] == cold["findings"] and "detect_secrets" in damaged["modules"]
 
 
 def test_cache_miss_corrupt_file_and_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

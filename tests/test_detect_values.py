@@ -8,12 +8,21 @@ import pytest
 
 from memrepo.detect import Scanner, default_scanner
 from memrepo.detect.normalise import language_score
-from memrepo.detect.secrets import card_number_ok, cn_resident_id_ok, luhn_ok
+from memrepo.detect.secrets import card_number_ok, cn_resident_id_ok, find_secrets, luhn_ok
 from memrepo.resources import default_policy_files
 
 
 def _blocking(text: str) -> set[str]:
     return {f.rule for f in default_scanner().scan_text(text) if f.blocking}
+
+
+def test_detect_secrets_plugins_keep_their_own_flags() -> None:
+    """A plugin's regexes are joined into one per plugin; the case-insensitive ones (Slack, Cloudant,
+    AWS, IBM, SoftLayer) stay case-insensitive there."""
+    token = "xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOpQrStUvWx"
+    found = {name: m.group(0) for _, name, m in find_secrets(f"bot token {token} for the alerts channel")}
+    assert found.get("SlackDetector") == token  # the whole token, not "xoxb-1234567890-0987654321-"
+    assert "CloudantDetector" in {name for _, name, _ in find_secrets('CLOUDANT_PASSWORD = "abcdefghijklmnopqrstuvwx"')}
 
 
 def test_luhn_and_card_shape() -> None:

@@ -1,8 +1,9 @@
 """On-disk cache of built rule specs and model tables, keyed by the content hash of their sources.
 
 Parsing and validating the rule files (YAML, JSON Schema, needle analysis) costs hundreds of
-milliseconds; every ``memrepo remember`` would pay it. The built spec is plain JSON, the learned
-layer's weight table raw bytes (decompressing it costs ~6 ms), each written to a temporary file
+milliseconds; every ``memrepo remember`` would pay it. The built spec is plain JSON, as are the
+detect-secrets plugins' patterns (importing the package costs ~130 ms), the learned layer's weight
+table raw bytes (decompressing it costs ~6 ms), each written to a temporary file
 and moved into place (a reader sees the whole file or none); no pickle, so nothing in the cache
 can run code. An unreadable or unwritable cache is a miss, never an error.
 

@@ -1,4 +1,5 @@
-"""Secrets through detect-secrets' vendor plugins (imported lazily: the package is heavy).
+"""Secrets through detect-secrets' vendor plugins (their patterns come from the detect cache: the
+package is imported only to build them, as importing it costs ~130 ms).
 
 Only the regex-based plugins run (AWS, GitHub, Stripe, Slack, private keys, JWT, basic auth ...);
 the entropy and keyword plugins flag hashes and prose too often for memory text, and the
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import os
 import re
 from collections.abc import Iterator
 from functools import lru_cache
@@ -59,8 +61,56 @@ _KEY_BODY = re.compile(r"[^\n]{0,40}\s*(?:[\w-]+: [^\n]*\s*)*[A-Za-z0-9+/=]{24,}
 
 
 @lru_cache(maxsize=1)
-def _plugins() -> tuple[tuple[str, str, re.Pattern[str]], ...]:
-    """(secret type, plugin class name, one combined regex) per plugin."""
+def _plugins() -> tuple[tuple[str, str, str], ...]:
+    """(secret type, plugin class name, one combined regex's source) per plugin."""
+    return tuple(_plugin_sources())
+
+
+@lru_cache(maxsize=64)
+def _compiled(source: str) -> re.Pattern[str]:
+    return re.compile(source)  # on first use: a text wants a few of the 23 plugins
+
+
+def _plugin_sources() -> list[tuple[str, str, str]]:
+    """(secret type, plugin class name, combined regex source) per plugin, from the detect cache
+    (keyed by the contents of detect-secrets' plugin files) when it holds them: importing
+    detect-secrets pulls in requests and urllib3, ~130 ms of every process that needs a plugin."""
+    from .cache import cached
+
+    key = _plugins_key()
+    got = cached("secret-plugins", key, _build_plugin_sources) if key else None
+    if not (isinstance(got, list) and all(isinstance(x, list) and len(x) == 3 and all(isinstance(v, str) for v in x) for x in got)):
+        return _build_plugin_sources()  # no cache, or a damaged entry: from the plugins themselves
+    return [(t, n, src) for t, n, src in got]
+
+
+def _plugins_key() -> str | None:
+    """A hash of the installed detect-secrets' plugin code (found without importing it); None when
+    it cannot be read."""
+    import importlib.util
+
+    from .cache import content_key
+
+    try:
+        spec = importlib.util.find_spec("detect_secrets")
+        root = next(iter(spec.submodule_search_locations or ())) if spec else None
+        if root is None:
+            return None
+        names = ["__version__.py", "core/plugins/util.py",
+                 *(f"plugins/{n}" for n in sorted(os.listdir(os.path.join(root, "plugins"))) if n.endswith(".py"))]
+        parts = []
+        for name in names:
+            with open(os.path.join(root, name), "rb") as fh:
+                parts.append((name, fh.read()))
+    except (OSError, ImportError, ValueError):
+        return None
+    return content_key(f"secret-plugins-{PLUGINS_VERSION}", parts)
+
+
+PLUGINS_VERSION = 1  # bump when _build_plugin_sources changes what it makes of the plugins
+
+
+def _build_plugin_sources() -> list[tuple[str, str, str]]:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
     out = []
@@ -73,14 +123,22 @@ def _plugins() -> tuple[tuple[str, str, re.Pattern[str]], ...]:
         except Exception:  # noqa: BLE001,S112 - a plugin that cannot be built is skipped, not fatal
             continue
         if denylist:
-            out.append((secret_type, cls.__name__, re.compile("|".join(f"(?:{rx.pattern})" for rx in denylist))))
-    return tuple(out)
+            out.append((secret_type, cls.__name__, "|".join(map(_scoped, denylist))))
+    return out
+
+
+def _scoped(rx: re.Pattern[str]) -> str:
+    """``rx`` as a group of an alternation, its own flags kept: several plugins' regexes are
+    case-insensitive (AWS, Cloudant, IBM, Slack, SoftLayer), one is verbose."""
+    letters = "".join(c for flag, c in ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"), (re.VERBOSE, "x"))
+                      if rx.flags & flag)
+    return f"(?{letters}:{rx.pattern})"
 
 
 def find_secrets(text: str) -> Iterator[tuple[str, str, re.Match[str]]]:
     """Yield (secret type, plugin name, match) for each plugin that finds a value in ``text``.
 
-    detect-secrets is imported only when some plugin's cheap prefilter passes: most memory text
+    The plugins' patterns are read only when some plugin's cheap prefilter passes: most memory text
     holds no 20-character token and none of the few literals the other plugins need."""
     lowered = text.lower()
     long_token = any(b - a >= LONG_TOKEN for a, b in token_runs(text))
@@ -88,10 +146,10 @@ def find_secrets(text: str) -> Iterator[tuple[str, str, re.Match[str]]]:
     wanted = {name for name in candidates if _prefilter(name, text, lowered, long_token)}
     if not wanted and not long_token:
         return
-    for secret_type, name, rx in _plugins():
+    for secret_type, name, source in _plugins():
         if name in _NEEDLES and name not in wanted or name not in _NEEDLES and not long_token:
             continue
-        m = rx.search(text)
+        m = _compiled(source).search(text)
         if m and (name not in _NEEDS_BODY or _KEY_BODY.match(text, m.end())):
             yield secret_type, name, m
 
