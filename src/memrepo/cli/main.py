@@ -141,4 +141,7 @@ def entry() -> None:
         code = code or 1
     if os.environ.get("MEMREPO_SLOW_EXIT"):  # e.g. for coverage or leak checkers that need atexit
         raise SystemExit(code)
+    rxcache = sys.modules.get("memrepo.detect.rxcache")
+    if rxcache is not None:  # the regex code this command compiled, for the next one (no atexit here)
+        rxcache.flush()
     os._exit(code)

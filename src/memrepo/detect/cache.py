@@ -3,7 +3,8 @@
 Parsing and validating the rule files (YAML, JSON Schema, needle analysis) costs hundreds of
 milliseconds; every ``memrepo remember`` would pay it. The built spec is plain JSON, as are the
 detect-secrets plugins' patterns (importing the package costs ~130 ms), the learned layer's weight
-table raw bytes (decompressing it costs ~6 ms), each written to a temporary file
+table raw bytes (decompressing it costs ~6 ms), the rule patterns' compiled matcher code an index
+and raw words (see rxcache.py), each written to a temporary file
 and moved into place (a reader sees the whole file or none); no pickle, so nothing in the cache
 can run code. An unreadable or unwritable cache is a miss, never an error.
 
@@ -74,6 +75,31 @@ def cached_bytes(kind: str, key: str, build: Callable[[], bytes], size: int) -> 
     if path and len(data) == size:
         _write(path, data)
     return data
+
+
+def blob_path(kind: str, key: str, suffix: str) -> str | None:
+    """Where the cache file ``<kind>-<key><suffix>`` lies (None: no cache)."""
+    folder = cache_dir()
+    return os.path.join(folder, f"{kind}-{key}{suffix}") if folder else None
+
+
+def read_blob(kind: str, key: str, suffix: str) -> bytes | None:
+    """The bytes of the cache file ``<kind>-<key><suffix>``, None when there is none (or no cache)."""
+    path = blob_path(kind, key, suffix)
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def write_blob(kind: str, key: str, suffix: str, data: bytes) -> None:
+    """Replace the cache file ``<kind>-<key><suffix>`` with ``data`` (readers see the old or the new whole)."""
+    path = blob_path(kind, key, suffix)
+    if path:
+        _write(path, data)
 
 
 def _read(path: str) -> Any:

@@ -50,7 +50,9 @@ _NON_ASCII_LETTER_RE = re.compile(r"[^\x00-\x7f]")
 @lru_cache(maxsize=1)
 def _confusable_re() -> re.Pattern[str]:
     """Any lookalike (compiled on the first non-ASCII text): a text holding none has nothing to fold."""
-    return re.compile("[" + "".join(re.escape(chr(c)) for c in sorted(_CONFUSABLES)) + "]")
+    from .rxcache import compile_cached
+
+    return compile_cached("[" + "".join(re.escape(chr(c)) for c in sorted(_CONFUSABLES)) + "]")
 
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "@": "a", "$": "s",
                        "!": "i", "|": "l", "€": "e"})

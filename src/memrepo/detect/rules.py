@@ -22,6 +22,7 @@ from itertools import chain, repeat
 from typing import Any, NamedTuple
 
 from ..errors import ParseError
+from . import rxcache
 from .needles import (
     Group,
     NeedleIndex,
@@ -166,7 +167,7 @@ def _find_all(text: str, literals: Iterable[str], into: list[int]) -> None:
 
 @cache
 def _compiled(source: str, flags: int) -> re.Pattern[str]:
-    return re.compile(source, flags)
+    return rxcache.compile_cached(source, flags)  # matcher code kept across processes
 
 
 def _is_word(ch: str) -> bool:

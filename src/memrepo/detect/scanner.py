@@ -27,6 +27,7 @@ from .normalise import (
     scan_variants,
 )
 from .rules import SPEC_VERSION, Branch, Rule, RuleSet, build_spec, ruleset_from_spec
+from .rxcache import compile_cached
 from .scoring import best_sentence, drop_quoted
 from .secrets import VALIDATORS, find_secrets, mask, secret_value
 
@@ -289,7 +290,7 @@ class Scanner:
             value = secret_value(m)
             if self.ruleset.is_placeholder(value):
                 continue
-            rule_id = "secrets." + re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")
+            rule_id = "secrets." + _NOT_ID_RE.sub("-", secret_type.lower()).strip("-")
             if rule_id in found:
                 continue
             found[rule_id] = Finding(rule_id, "error", f"{secret_type} (detect-secrets {plugin})", path=path,
@@ -480,12 +481,13 @@ def _merge_lists(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int
 
 @lru_cache(maxsize=4)
 def _compiled_cues(source: str) -> re.Pattern[str]:
-    return re.compile(source, re.IGNORECASE)
+    return compile_cached(source, re.IGNORECASE)
 
 
 # A sentence ends at a newline, at 。！？ or at . ! ? followed by a space or the end: not at the dots of
 # "raw.githubusercontent.com", ".env" or "3.11".
 _SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)|[。！？\n]")
+_NOT_ID_RE = re.compile(r"[^a-z0-9]+")  # a secret type's name to a rule id
 
 
 def _sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
@@ -514,7 +516,7 @@ def _quote_spans(text: str) -> list[tuple[int, int]]:
 @lru_cache(maxsize=1)
 def _quote_span_re() -> re.Pattern[str]:
     """Compiled on first use (~4 ms): most processes never meet a quoted match."""
-    return re.compile(_QUOTE_SPAN_SOURCE)
+    return compile_cached(_QUOTE_SPAN_SOURCE)
 
 
 def _excerpt(text: str, lowered: str, m: re.Match[str]) -> str:

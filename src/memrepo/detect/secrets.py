@@ -68,7 +68,9 @@ def _plugins() -> tuple[tuple[str, str, str], ...]:
 
 @lru_cache(maxsize=64)
 def _compiled(source: str) -> re.Pattern[str]:
-    return re.compile(source)  # on first use: a text wants a few of the 23 plugins
+    from .rxcache import compile_cached
+
+    return compile_cached(source)  # on first use: a text wants a few of the 23 plugins; code kept across processes
 
 
 def _plugin_sources() -> list[tuple[str, str, str]]:
