@@ -119,6 +119,45 @@ def test_the_cli_keeps_the_code_it_compiled(tmp_path: Path) -> None:
     assert stored.stat().st_size > 1000
 
 
+CONCURRENT = """
+import sys
+from memrepo.detect import Scanner, rxcache
+from memrepo.resources import default_policy_files
+rs = Scanner.from_policy_files(default_policy_files()).ruleset
+patterns = sorted({{(p.source, p.flags) for _, (_, p, _) in rs.flat}})[{part}::4]
+for source, flags in patterns:
+    rxcache.compile_cached(source, flags)
+"""
+
+
+def test_concurrent_writers_leave_a_whole_file(tmp_path: Path) -> None:
+    """Four processes that compiled different patterns write the file at once: each write replaces
+    it whole (a reader never sees half of one), and whatever it holds matches as re.compile does."""
+    import re
+
+    from memrepo.detect import rxcache
+
+    env = {**os.environ, "MEMREPO_CACHE_DIR": str(tmp_path)}
+    procs = [subprocess.Popen([sys.executable, "-c", CONCURRENT.format(part=k)], env=env) for k in range(4)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0, 0]
+    [stored] = list((tmp_path / "detect").glob("rxcode-*.bin"))
+    table, code = rxcache._parse(stored.read_bytes())
+    assert len(table) >= 100  # at least the last writer's quarter
+    rs = Scanner.from_policy_files(default_policy_files()).ruleset
+    by_key = {rxcache._key(p.source, int(p.flags)): (p.source, p.flags) for _, (_, p, _) in rs.flat}
+    import _sre
+    from array import array
+
+    texts = [t.lower() for t in _gate_texts()][:40]
+    for key, (out_flags, groups, offset, length) in table.items():
+        source, flags = by_key[key]
+        words = array("I")
+        words.frombytes(code[4 * offset: 4 * (offset + length)])
+        rx = _sre.compile(source, out_flags, words.tolist(), groups - 1, {}, (None,) * groups)
+        plain = re.compile(source, flags)
+        assert all([m.span() for m in rx.finditer(t)] == [m.span() for m in plain.finditer(t)] for t in texts), source
+
+
 def test_cached_matcher_code_matches_as_re_compile_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every rule and feature pattern, compiled once, written, and read back from the file, finds the
     spans re.compile's pattern finds; code the matcher rejects falls back to re.compile."""
