@@ -17,12 +17,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from functools import cache
 from itertools import chain, repeat
 from typing import Any, NamedTuple
 
 from ..errors import ParseError
-from . import rxcache
 from .needles import (
     Group,
     NeedleIndex,
@@ -34,6 +32,7 @@ from .needles import (
     text_index,
 )
 from .needles import needles as required_literals
+from .rxcache import compile_cached
 
 _VAR_RE = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 _MAX_VAR_DEPTH = 4
@@ -165,9 +164,7 @@ def _find_all(text: str, literals: Iterable[str], into: list[int]) -> None:
             i = find(lit, i + 1)
 
 
-@cache
-def _compiled(source: str, flags: int) -> re.Pattern[str]:
-    return rxcache.compile_cached(source, flags)  # matcher code kept across processes
+_compiled = compile_cached  # once per process, the matcher code kept across processes (rxcache)
 
 
 def _is_word(ch: str) -> bool:

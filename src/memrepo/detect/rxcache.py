@@ -24,6 +24,7 @@ import re
 import struct
 import sys
 from array import array
+from functools import cache
 from hashlib import blake2b
 from typing import Any
 
@@ -36,13 +37,15 @@ Table = dict[bytes, tuple[int, int, int, int]]
 _table: Table | None = None  # by key: (flags, groups, offset, length)
 _code: Any = b""  # the file's code words (a read-only map of it)
 _new: dict[bytes, tuple[int, int, array[int]]] = {}  # compiled by this process, written at exit
-_usable = True
+_usable = array("I").itemsize == 4  # the file holds 32-bit words
 
 
+@cache
 def compile_cached(source: str, flags: int = 0) -> re.Pattern[str]:
-    """``re.compile(source, flags)``, with the matcher code read from the cache when it is there."""
+    """``re.compile(source, flags)``, once per process, with the matcher code read from the cache
+    file when it is there."""
     global _usable
-    if not _usable or array("I").itemsize != 4:
+    if not _usable:
         return re.compile(source, flags)
     flags = int(flags)  # as re.compile does: a RegexFlag's arithmetic goes through enum, ~2x the parse
     key = _key(source, flags)

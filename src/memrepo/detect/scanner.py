@@ -400,14 +400,14 @@ class QuotedExamples(NamedTuple):
 
     @property
     def cues(self) -> re.Pattern[str]:
-        return _compiled_cues(self.cue_source)
+        return compile_cached(self.cue_source, re.IGNORECASE)
 
     def skip(self, m: re.Match[str]) -> bool:
         return _inside(m, self.example_spans(m.string))
 
     def _enacts(self, outside: str) -> bool:
         """The words outside the quotes tell the reader to act on the quotation."""
-        return bool(self.enact_source) and _compiled_cues(self.enact_source).search(outside) is not None
+        return bool(self.enact_source) and compile_cached(self.enact_source, re.IGNORECASE).search(outside) is not None
 
     def enacted(self, m: re.Match[str]) -> bool:
         """``m`` sits inside quotation marks and the words outside them enact the quotation
@@ -479,11 +479,6 @@ def _merge_lists(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int
     return merged
 
 
-@lru_cache(maxsize=4)
-def _compiled_cues(source: str) -> re.Pattern[str]:
-    return compile_cached(source, re.IGNORECASE)
-
-
 # A sentence ends at a newline, at 。！？ or at . ! ? followed by a space or the end: not at the dots of
 # "raw.githubusercontent.com", ".env" or "3.11".
 _SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)|[。！？\n]")
@@ -510,13 +505,8 @@ _QUOTE_SPAN_SOURCE = (r"`[^`\n]{1,400}`|“[^”\n]{1,400}”|„[^“”\n]{1,4
 
 @lru_cache(maxsize=64)
 def _quote_spans(text: str) -> list[tuple[int, int]]:
-    return [m.span() for m in _quote_span_re().finditer(text)]
-
-
-@lru_cache(maxsize=1)
-def _quote_span_re() -> re.Pattern[str]:
-    """Compiled on first use (~4 ms): most processes never meet a quoted match."""
-    return compile_cached(_QUOTE_SPAN_SOURCE)
+    # compiled on first use (~4 ms): most processes never meet a quoted match
+    return [m.span() for m in compile_cached(_QUOTE_SPAN_SOURCE).finditer(text)]
 
 
 def _excerpt(text: str, lowered: str, m: re.Match[str]) -> str:

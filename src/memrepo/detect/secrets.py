@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from .normalise import token_runs
+from .rxcache import compile_cached
 
 _SKIP = {"IPPublicDetector", "Base64HighEntropyString", "HexHighEntropyString", "KeywordDetector"}
 
@@ -62,18 +63,6 @@ _KEY_BODY = re.compile(r"[^\n]{0,40}\s*(?:[\w-]+: [^\n]*\s*)*[A-Za-z0-9+/=]{24,}
 
 @lru_cache(maxsize=1)
 def _plugins() -> tuple[tuple[str, str, str], ...]:
-    """(secret type, plugin class name, one combined regex's source) per plugin."""
-    return tuple(_plugin_sources())
-
-
-@lru_cache(maxsize=64)
-def _compiled(source: str) -> re.Pattern[str]:
-    from .rxcache import compile_cached
-
-    return compile_cached(source)  # on first use: a text wants a few of the 23 plugins; code kept across processes
-
-
-def _plugin_sources() -> list[tuple[str, str, str]]:
     """(secret type, plugin class name, combined regex source) per plugin, from the detect cache
     (keyed by the contents of detect-secrets' plugin files) when it holds them: importing
     detect-secrets pulls in requests and urllib3, ~130 ms of every process that needs a plugin."""
@@ -81,9 +70,9 @@ def _plugin_sources() -> list[tuple[str, str, str]]:
 
     key = _plugins_key()
     got = cached("secret-plugins", key, _build_plugin_sources) if key else None
-    if not (isinstance(got, list) and all(isinstance(x, list) and len(x) == 3 and all(isinstance(v, str) for v in x) for x in got)):
-        return _build_plugin_sources()  # no cache, or a damaged entry: from the plugins themselves
-    return [(t, n, src) for t, n, src in got]
+    if not (isinstance(got, list) and all(isinstance(x, (list, tuple)) and len(x) == 3 and all(isinstance(v, str) for v in x) for x in got)):
+        return tuple(_build_plugin_sources())  # no cache, or a damaged entry: from the plugins themselves
+    return tuple((t, n, src) for t, n, src in got)
 
 
 def _plugins_key() -> str | None:
@@ -151,7 +140,7 @@ def find_secrets(text: str) -> Iterator[tuple[str, str, re.Match[str]]]:
     for secret_type, name, source in _plugins():
         if name in _NEEDLES and name not in wanted or name not in _NEEDLES and not long_token:
             continue
-        m = _compiled(source).search(text)
+        m = compile_cached(source).search(text)  # on first use: a text wants a few of the 23 plugins
         if m and (name not in _NEEDS_BODY or _KEY_BODY.match(text, m.end())):
             yield secret_type, name, m
 
