@@ -200,3 +200,13 @@ def test_token_runs_hold_every_encoded_run(text: str) -> None:
     runs = n.token_runs(text)
     for rx in (n._B64_RE, n._B32_RE, re.compile(r"[A-Za-z0-9_+/=.:-]{20,}")):
         assert [m.span() for m in rx.finditer(text)] == [m.span() for a, b in runs for m in rx.finditer(text, a, b)]
+
+
+def test_rot13_is_the_codecs_rot13() -> None:
+    """rot13 translates with its own table (the codec's module is then never imported): the same
+    text as codecs' rot13 for ASCII letters and everything else, which both leave alone."""
+    from memrepo.detect.normalise import rot13
+
+    every = "".join(map(chr, range(0x20, 0x3000))) + "𝔘𝕱\U000e0041"
+    assert rot13(every) == codecs.encode(every, "rot13")
+    assert rot13("Uryyb, Jbeyq!") == "Hello, World!"

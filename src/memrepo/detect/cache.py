@@ -2,11 +2,12 @@
 
 Parsing and validating the rule files (YAML, JSON Schema, needle analysis) costs hundreds of
 milliseconds; every ``memrepo remember`` would pay it. The built spec is plain JSON, as are the
-detect-secrets plugins' patterns (importing the package costs ~130 ms), the learned layer's weight
-table raw bytes (decompressing it costs ~6 ms), the rule patterns' compiled matcher code an index
-and raw words (see rxcache.py), each written to a temporary file
-and moved into place (a reader sees the whole file or none); no pickle, so nothing in the cache
-can run code. An unreadable or unwritable cache is a miss, never an error.
+detect-secrets plugins' patterns (importing the package costs ~130 ms) and the learned model's
+fields but its weights (parsing its file costs ~3 ms); the model's weight table is raw bytes
+(decompressing it costs ~6 ms; read memory-mapped), the compiled matcher code of the patterns an
+index and raw words (see rxcache.py). Each is written to a temporary file and moved into place
+(a reader sees the whole file or none, and a mapping of the old one stays valid); no pickle, so
+nothing in the cache can run code. An unreadable or unwritable cache is a miss, never an error.
 
 Location: ``$MEMREPO_CACHE_DIR/detect``, else ``$XDG_CACHE_HOME/memrepo/detect``, else
 ``~/.cache/memrepo/detect``; ``MEMREPO_CACHE_DIR=off`` turns it off.
@@ -17,7 +18,10 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import mmap
 
 _MEMORY: dict[str, Any] = {}
 
@@ -59,17 +63,25 @@ def cached(kind: str, key: str, build: Callable[[], Any]) -> Any:
     return value
 
 
-def cached_bytes(kind: str, key: str, build: Callable[[], bytes], size: int) -> bytes:
-    """``build()``'s bytes, from the disk cache (when the file holds exactly ``size`` bytes) or built and stored."""
+def cached_bytes(kind: str, key: str, build: Callable[[], bytes], size: int, *, mapped: bool = False) -> bytes | mmap.mmap:
+    """``build()``'s bytes, from the disk cache (when the file holds exactly ``size`` bytes) or built
+    and stored. ``mapped``: a cached file is returned memory-mapped, read-only (pages are read when
+    touched; cache files are replaced whole, never rewritten in place, so a mapping stays valid)."""
     folder = cache_dir()
     path = os.path.join(folder, f"{kind}-{key}.bin") if folder else None
     if path:
         try:
             with open(path, "rb") as fh:
-                data = fh.read(size + 1)
-            if len(data) == size:
-                return data
-        except OSError:
+                if mapped:
+                    if os.fstat(fh.fileno()).st_size == size and size:
+                        import mmap
+
+                        return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+                else:
+                    data = fh.read(size + 1)
+                    if len(data) == size:
+                        return data
+        except (OSError, ValueError):
             pass
     data = build()
     if path and len(data) == size:

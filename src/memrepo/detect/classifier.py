@@ -42,6 +42,7 @@ from typing import Any, NamedTuple
 
 from ..errors import ParseError
 from ..model.text import CJK_RE
+from .rxcache import compile_cached
 from .scoring import unquoted_lower
 
 DEFAULT_MODEL = "models/injection.json"
@@ -54,7 +55,7 @@ FORMATS = {"memrepo-linear-v1": (False, False), "memrepo-linear-v2": (True, Fals
 HASHED = frozenset({"memrepo-hashed-v3", FORMAT})  # formats whose weights are a table of buckets
 HASH_BITS = 20  # buckets of a hashed model: 2**20, so that few of ~150,000 trained features share one
 _FOLD_DIGITS = str.maketrans("123456789", "000000000")
-_NONZERO_DIGIT_RE = re.compile("[1-9]")
+_NONZERO_DIGIT_RE = compile_cached("[1-9]")
 # ASCII text without an apostrophe: its words (what _TOKEN_RE finds) are its runs of letters and
 # digits, so every other character becomes a space and str.split finds them (one pass each, in C;
 # the regex costs twice as much). The second table reads every digit as 0 in the same pass.
@@ -70,7 +71,7 @@ def _folded(text: str) -> str:
 MAX_WINDOWS = 64
 MEMO_WORDS = 50_000  # words whose weighted features are remembered (then the memo starts again)
 
-_TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+_TOKEN_RE = compile_cached(r"[^\W_]+(?:['’][^\W_]+)?")
 # Combining marks (and the letters around them) of the scripts that write vowels as marks: Indic
 # (U+0900-0DFF without the dandas), Thai, Lao, Burmese and Khmer (without their punctuation), plus
 # Hebrew points, Arabic harakat and the generic combining blocks.
@@ -79,20 +80,20 @@ _MARKS = ("\u0300-\u036f\u0483-\u0489\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5
           "\u0971-\u0df3\u0e00-\u0e4e\u0e50-\u0e59\u0e80-\u0eff\u1000-\u1049\u1050-\u109f\u1780-\u17d3"
           "\u17dc\u17dd\u17e0-\u17e9\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f")
 _CJK_RE = CJK_RE
-_SENTENCE_RE = re.compile(r"(?:[^.!?;。！？；\n]+|[.!?](?=[^\s.!?]))+[.!?。！？;；]*")  # as scoring's, with ; too
+_SENTENCE_RE = compile_cached(r"(?:[^.!?;。！？；\n]+|[.!?](?=[^\s.!?]))+[.!?。！？;；]*")  # as scoring's, with ; too
 
 
 @lru_cache(maxsize=1)
 def _marked_token_re() -> re.Pattern[str]:
     """The words of a text with combining marks (v4): compiled on first use, as an ASCII text never needs it."""
-    return re.compile(f"(?:[^\\W_]|[{_MARKS}])+(?:['’](?:[^\\W_]|[{_MARKS}])+)?")
+    return compile_cached(f"(?:[^\\W_]|[{_MARKS}])+(?:['’](?:[^\\W_]|[{_MARKS}])+)?")
 
 
 @lru_cache(maxsize=1)
 def _marked_words_re() -> re.Pattern[str]:
     """_marked_token_re()'s words in a text without "_" (marks are not \\w): one class repeated, twice
     as fast (compiled on first use: ~7 M instructions that an ASCII text never needs)."""
-    return re.compile(f"[\\w{_MARKS}]+(?:['’][\\w{_MARKS}]+)?")
+    return compile_cached(f"[\\w{_MARKS}]+(?:['’][\\w{_MARKS}]+)?")
 
 
 def tokens(text: str, marks: bool = False) -> list[str]:
@@ -317,12 +318,35 @@ def load_model(files: Mapping[str, bytes], name: str, threshold: float | None = 
     data = files.get(name)
     if data is None:
         data = _shipped(name)
-    doc = _parse_model(data, name)
+    doc = _model_fields(data, name)
     veto = doc.get("veto")
-    weights = _hashed_weights(data, name) if doc["format"] in HASHED else doc["weights"]
+    weights = _hashed_weights(data, name) if doc["format"] in HASHED else _parse_model(data, name)["weights"]
     fold_digits, marks = FORMATS[doc["format"]]
     return Model(float(doc["bias"]), weights, float(doc["threshold"] if threshold is None else threshold),
                  None if veto is None else float(veto), fold_digits=fold_digits, marks=marks)
+
+
+@lru_cache(maxsize=4)
+def _model_key(data: bytes) -> str:
+    from .cache import content_key
+
+    return content_key([("", data)])
+
+
+@lru_cache(maxsize=4)
+def _model_fields(data: bytes, name: str) -> dict[str, Any]:
+    """The model's fields but its weights, validated once and kept in the detect cache (beside a hashed
+    model's table: its file is a megabyte of base64 that a process with both cached never parses)."""
+    from .cache import cached
+
+    def build() -> dict[str, Any]:
+        return {k: v for k, v in _parse_model(data, name).items() if k not in ("table", "weights")}
+
+    fields = cached("model-fields", _model_key(data), build)
+    if not isinstance(fields, dict) or fields.get("format") not in FORMATS or not {"bias", "threshold"} <= fields.keys() \
+            or fields["format"] in HASHED and not {"bits", "scale"} <= fields.keys():
+        return build()  # a cache file of another shape (another version, a hand edit): read the model itself
+    return fields
 
 
 def encode_table(table: array) -> str:
@@ -336,19 +360,19 @@ def encode_table(table: array) -> str:
 @lru_cache(maxsize=4)
 def _hashed_weights(data: bytes, name: str) -> HashedWeights:
     """The table of a hashed model: decompressed once and kept in the detect cache (see cache.py), then
-    read as it lies (a memoryview of int16, no copy) on little-endian machines."""
-    from .cache import cached_bytes, content_key
+    mapped as it lies (a memoryview of int16, no copy) on little-endian machines."""
+    from .cache import cached_bytes
 
-    doc = _parse_model(data, name)
+    doc = _model_fields(data, name)
     where = f"policies/{name}"
     hint = "re-run bench/train_detector.py, or restore memrepo's shipped model"
     try:
         bits, scale = int(doc["bits"]), float(doc["scale"])
         if not 8 <= bits <= 24:
             raise ValueError(f"bits is {bits}, not 8-24")
-        encoded = doc["table"]
-        raw = cached_bytes("model-table", content_key([("", data)]),
-                           lambda: zlib.decompress(base64.b64decode(encoded)), 2 << bits)  # bad base64 or data: zlib.error
+        raw = cached_bytes("model-table", _model_key(data),
+                           lambda: zlib.decompress(base64.b64decode(_parse_model(data, name)["table"])), 2 << bits,
+                           mapped=sys.byteorder == "little")  # bad base64 or data: zlib.error
     except (KeyError, TypeError, ValueError, binascii.Error, zlib.error) as exc:
         raise ParseError(f"classifier model's weight table is unreadable: {exc}", where=where, hint=hint) from None
     if len(raw) != 2 << bits:

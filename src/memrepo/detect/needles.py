@@ -6,9 +6,11 @@ for a few substrings costs microseconds; running a large alternation over it cos
 """
 from __future__ import annotations
 
+import gc
 import re
 import re._parser as sre_parse
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from re._constants import ASSERT, ASSERT_NOT, AT, BRANCH, IN, LITERAL, MAX_REPEAT, MIN_REPEAT, SUBPATTERN
 from typing import Any
@@ -79,6 +81,19 @@ class TextIndex:
 _ASCII_LOOKALIKES = str.maketrans({"\u017f": "s", "\u0131": "i"})  # re's case-insensitive extras for ASCII letters
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No garbage collection inside: building thousands of small objects (a rule set, an automaton's
+    values) triggers collections that find nothing to free and only cost time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class NeedleIndex:
     """Every needle of a rule set's groups, and the start literals of its patterns, in an
     Aho-Corasick automaton: one pass over a text finds all of them (pyahocorasick, in C), where a
@@ -106,20 +121,33 @@ class NeedleIndex:
         """Automaton 0 (the ASCII words) or 1 (all), built on first use (a few milliseconds)."""
         automaton = self._automata[which]
         if automaton is None:
-            import ahocorasick
+            with gc_paused():
+                automaton = self._automata[which] = self._build(which)
+        return automaton
 
-            automaton = ahocorasick.Automaton()
-            keys: dict[str, list[str]] = {}  # keyed as locate reads the text ("ı" as "i"): a key may stand for several words
-            for word in self._words[0] if which == 0 else (*self._words[0], *self._words[1]):
-                key = word.translate(_ASCII_LOOKALIKES) if "\u017f" in word or "\u0131" in word else word
-                keys.setdefault(key, []).append(word)
-            for key, (word, *others) in keys.items():
+    def _build(self, which: int) -> Any:
+        """Automaton ``which``: every word keyed as locate reads the text ("ı" as "i"), its value
+        (word, length - 1): a hit's start is its end minus that."""
+        import ahocorasick
+
+        automaton = ahocorasick.Automaton()
+        words = self._words[0] if which == 0 else [*self._words[0], *self._words[1]]
+        keys = "\0".join(words).replace("\u017f", "s").replace("\u0131", "i").split("\0")  # C-level passes
+        if len(keys) != len(words):  # a word holds "\0"
+            keys = [word.translate(_ASCII_LOOKALIKES) for word in words]
+        if keys == words or len(set(keys)) == len(keys):
+            # one word per key (the usual case); the keys keep the words' lengths ("ı" is one character)
+            list(map(automaton.add_word, keys, zip(words, map((-1).__add__, map(len, words)))))
+        else:  # a key stands for several words ("kalıcı" and "kalici"): the others are aliases
+            by_key: dict[str, list[str]] = {}
+            for key, word in zip(keys, words):
+                by_key.setdefault(key, []).append(word)
+            for key, (word, *others) in by_key.items():
                 automaton.add_word(key, (word, len(key) - 1))
                 if others:
                     self._aliases[which][word] = tuple(others)
-            if len(automaton):
-                automaton.make_automaton()
-            self._automata[which] = automaton
+        if len(automaton):
+            automaton.make_automaton()
         return automaton
 
     def locate(self, lowered: str) -> dict[str, list[int]]:

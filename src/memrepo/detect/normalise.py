@@ -18,19 +18,21 @@ from __future__ import annotations
 
 import base64
 import binascii
-import codecs
-import html
 import re
 import unicodedata
 from functools import lru_cache
 from typing import NamedTuple
 
+from .rxcache import compile_cached
+
 MAX_PAYLOAD_CHARS = 4096
+_ROT13 = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+                       "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm")
 MAX_PAYLOADS = 16
 
 # Zero-width, word joiner and invisible operators, BOM, bidi embeddings/overrides/isolates, soft hyphen.
-_INVISIBLE_RE = re.compile("[\u00ad\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
-_TAG_RUN_RE = re.compile("[\U000e0020-\U000e007e]{3,}")
+_INVISIBLE_RE = compile_cached("[\u00ad\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
+_TAG_RUN_RE = compile_cached("[\U000e0020-\U000e007e]{3,}")
 _BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 # Lookalikes of Latin letters (Cyrillic, Greek, a few others) folded to ASCII.
@@ -44,7 +46,7 @@ _CONFUSABLES = str.maketrans({
     "Τ": "T", "Υ": "Y", "Χ": "X",
     "ı": "i", "ȷ": "j", "ℓ": "l", "ß": "ss",
 })
-_NON_ASCII_LETTER_RE = re.compile(r"[^\x00-\x7f]")
+_NON_ASCII_LETTER_RE = compile_cached(r"[^\x00-\x7f]")
 
 
 @lru_cache(maxsize=1)
@@ -58,7 +60,7 @@ _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t
                        "!": "i", "|": "l", "€": "e"})
 # A word where leet digits/symbols stand between letters ("1nstruct10ns", "f0rg3t", "y0ur") or a
 # leading digit stands for a letter ("0bey"); version-like tokens ("v3", "ed25519", "utf8") stay.
-_LEET_TOKEN_RE = re.compile(
+_LEET_TOKEN_RE = compile_cached(
     r"(?<![\w@$!|€])(?:[A-Za-z]+[013457@$!|€]{1,2}(?=[A-Za-z013457@$!|€]*[A-Za-z](?![\w@$!|€]))[A-Za-z013457@$!|€]*"
     r"|[013457][A-Za-z]{3,}[A-Za-z013457@$!|€]*)(?![\w@$!|€])")
 
@@ -67,45 +69,45 @@ _LEET_TOKEN_RE = re.compile(
 # lookaheads rescanning each token: a third faster than the two-lookahead form it replaces).
 # What both need: a letter next to a leet character. Both patterns match whole tokens (runs of word
 # characters and leet symbols), so only the tokens around these pairs are read, not every position.
-_LEET_PAIR_RE = re.compile(r"[A-Za-z][013457@$!|€]|[013457@$!|€][A-Za-z]")
+_LEET_PAIR_RE = compile_cached(r"[A-Za-z][013457@$!|€]|[013457@$!|€][A-Za-z]")
 _LEET_WORD = "_@$!|€"  # beside str.isalnum (re's \w): the characters of a token
-_LEET_ANY_RE = re.compile(r"(?<![\w@$!|€])(?:[A-Za-z]+[013457@$!|€]|[013457@$!|€]+[A-Za-z])[A-Za-z013457@$!|€]*(?![\w@$!|€])")
+_LEET_ANY_RE = compile_cached(r"(?<![\w@$!|€])(?:[A-Za-z]+[013457@$!|€]|[013457@$!|€]+[A-Za-z])[A-Za-z013457@$!|€]*(?![\w@$!|€])")
 
 # Runs of single letters separated by one space/dot/dash ("d i s r e g a r d"); word gaps are 2+ spaces.
-_SPACED_RE = re.compile(r"(?<!\w)(?:\w[ .\-_*]){3,}\w(?!\w)")
+_SPACED_RE = compile_cached(r"(?<!\w)(?:\w[ .\-_*]){3,}\w(?!\w)")
 # What every such run holds (two single characters between three spacers): re tries this only at a
 # spacer, where _SPACED_RE tries every position; most texts hold none, a fifth of the cost.
-_SPACED_HINT_RE = re.compile(r"[ .\-_*]\w[ .\-_*]\w[ .\-_*]")
-_SPACED_SHORT_RE = re.compile(r"(?<!\w)(?:\w[ .\-_*])+\w(?!\w)")
-_MARK_SPACER_RE = re.compile(r"[.\-_*]")
-_SPACED_ANY_RE = re.compile(r"(?<!\S)\S(?: \S)+(?!\S)")  # single characters, one space apart
-_WORD_GAP_RE = re.compile(r"(?<=\S) {2,}(?=\S)")
+_SPACED_HINT_RE = compile_cached(r"[ .\-_*]\w[ .\-_*]\w[ .\-_*]")
+_SPACED_SHORT_RE = compile_cached(r"(?<!\w)(?:\w[ .\-_*])+\w(?!\w)")
+_MARK_SPACER_RE = compile_cached(r"[.\-_*]")
+_SPACED_ANY_RE = compile_cached(r"(?<!\S)\S(?: \S)+(?!\S)")  # single characters, one space apart
+_WORD_GAP_RE = compile_cached(r"(?<=\S) {2,}(?=\S)")
 
 # Runs of the characters that base64, base32 and secret tokens are written in: those decoders and
 # the secrets scan look only inside runs of 16 or more, found in one scan per text (token_runs) where
 # each ran over the whole text (every such pattern's match lies inside one run; its look-arounds see
 # the real text before a run and a non-run character after it).
-_TOKEN_RUN_RE = re.compile(r"[A-Za-z0-9+/=_.:-]{16,}")
-_B64_RE = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
-_B32_RE = re.compile(r"(?<![A-Za-z0-9=])[A-Z2-7]{16,}={0,6}(?![A-Za-z0-9=])")
+_TOKEN_RUN_RE = compile_cached(r"[A-Za-z0-9+/=_.:-]{16,}")
+_B64_RE = compile_cached(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
+_B32_RE = compile_cached(r"(?<![A-Za-z0-9=])[A-Z2-7]{16,}={0,6}(?![A-Za-z0-9=])")
 # runs of URL-safe characters and %XX escapes; decoded when they hold at least four escapes
-_URL_RE = re.compile(r"(?:%[0-9A-Fa-f]{2}|[A-Za-z0-9._~+/:=?&-]){12,}")
-_ESCAPES_RE = re.compile(r"(?:\\u[0-9a-fA-F]{4}|&#[0-9]{2,7};|&#[xX][0-9a-fA-F]{2,6};){4,}")
-_BINARY_RE = re.compile(r"(?<![01])(?:[01]{8}[ ]?){4,}(?![01])")
-_CHAR_CODES_RE = re.compile(r"fromCharCode\s*\(\s*(\d{1,6}(?:\s*,\s*\d{1,6}){3,})\s*\)|\bchr\(\s*\d{2,3}\s*\)(?:\s*\+\s*chr\(\s*\d{2,3}\s*\)){3,}")
-_HEX_RE = re.compile(r"(?:\\x[0-9a-fA-F]{2}){8,}|(?<![0-9a-fA-F])(?:[0-9a-fA-F]{2}[ :]?){12,}(?![0-9a-fA-F])")
+_URL_RE = compile_cached(r"(?:%[0-9A-Fa-f]{2}|[A-Za-z0-9._~+/:=?&-]){12,}")
+_ESCAPES_RE = compile_cached(r"(?:\\u[0-9a-fA-F]{4}|&#[0-9]{2,7};|&#[xX][0-9a-fA-F]{2,6};){4,}")
+_BINARY_RE = compile_cached(r"(?<![01])(?:[01]{8}[ ]?){4,}(?![01])")
+_CHAR_CODES_RE = compile_cached(r"fromCharCode\s*\(\s*(\d{1,6}(?:\s*,\s*\d{1,6}){3,})\s*\)|\bchr\(\s*\d{2,3}\s*\)(?:\s*\+\s*chr\(\s*\d{2,3}\s*\)){3,}")
+_HEX_RE = compile_cached(r"(?:\\x[0-9a-fA-F]{2}){8,}|(?<![0-9a-fA-F])(?:[0-9a-fA-F]{2}[ :]?){12,}(?![0-9a-fA-F])")
 # Necessary conditions, each one scan of a character class without the look-behind that makes the
 # patterns above try every position: a text without such a run cannot hold their matches.
-_HEX_HINT_RE = re.compile(r"[0-9a-fA-F :]{24,}")
-_B32_HINT_RE = re.compile(r"[A-Z2-7]{16,}")
-_BINARY_HINT_RE = re.compile(r"[01]{8}")
+_HEX_HINT_RE = compile_cached(r"[0-9a-fA-F :]{24,}")
+_B32_HINT_RE = compile_cached(r"[A-Z2-7]{16,}")
+_BINARY_HINT_RE = compile_cached(r"[01]{8}")
 
-_HTML_COMMENT_RE = re.compile(r"<!--(.*?)(?:-->|$)", re.DOTALL)
-_HTML_HIDDEN_RE = re.compile(
+_HTML_COMMENT_RE = compile_cached(r"<!--(.*?)(?:-->|$)", re.DOTALL)
+_HTML_HIDDEN_RE = compile_cached(
     r"<(\w+)\b[^>]*?(?:\bhidden\b|aria-hidden\s*=\s*[\"']?true|display\s*:\s*none|visibility\s*:\s*hidden|"
     r"font-size\s*:\s*0(?![.\d]*[1-9])|opacity\s*:\s*0(?![.\d]*[1-9])|color\s*:\s*(?:white|#fff\b|#ffffff))[^>]*>(.*?)</\1\s*>",
     re.DOTALL | re.IGNORECASE)
-_TAG_STRIP_RE = re.compile(r"<[^>]{0,200}>")
+_TAG_STRIP_RE = compile_cached(r"<[^>]{0,200}>")
 
 # the words language_score reads (runs of a-z), found in C: every other character (a non-ASCII one
 # encoded as "?") becomes a space
@@ -128,7 +130,7 @@ _COMMON = frozenset(
 
 
 # what the common words of three letters or more become under each transform (shorter ones prove nothing)
-_COMMON_ROT13 = frozenset(codecs.encode(w, "rot13") for w in _COMMON if len(w) >= 3)
+_COMMON_ROT13 = frozenset(w.translate(_ROT13) for w in _COMMON if len(w) >= 3)
 _COMMON_REVERSED = frozenset(w[::-1] for w in _COMMON if len(w) >= 3)
 
 
@@ -142,10 +144,10 @@ class Variant(NamedTuple):
 # Compatibility characters that spell Latin letters or digits: full-width forms, mathematical
 # alphanumerics, circled and parenthesised letters, ligatures, super/subscripts, letterlike symbols.
 # CJK punctuation (，：。) is left alone so Chinese text does not produce a variant for nothing.
-_COMPAT_RE = re.compile("[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\U0001d400-\U0001d7ff\u2460-\u24ff"
+_COMPAT_RE = compile_cached("[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\U0001d400-\U0001d7ff\u2460-\u24ff"
                         "\u3200-\u32ff\ufb00-\ufb06\u2070-\u209f\u1d2c-\u1d6a\u2100-\u214f\u00aa\u00b2\u00b3"
                         "\u00b9\u00ba\u00bc-\u00be\u2000-\u200a\u205f\u02b0-\u02b8\u1e9b\u017f]+")
-_FULLWIDTH_GAP_RE = re.compile("(?<=[\uff01-\uff5e])\u3000|\u3000(?=[\uff01-\uff5e])")
+_FULLWIDTH_GAP_RE = compile_cached("(?<=[\uff01-\uff5e])\u3000|\u3000(?=[\uff01-\uff5e])")
 
 
 @lru_cache(maxsize=16)
@@ -193,7 +195,7 @@ def fold_confusables(text: str) -> str:
 
 # non-ASCII characters that are not whitespace (str.isspace: U+0085, U+00A0, U+1680, U+2000-200A,
 # U+2028, U+2029, U+202F, U+205F, U+3000)
-_NON_ASCII_RUN_RE = re.compile("[^\x00-\x7f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
+_NON_ASCII_RUN_RE = compile_cached("[^\x00-\x7f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
 
 
 def _fold(word: str) -> str:
@@ -268,7 +270,7 @@ def _join_spaced(run: str) -> str:
 
 
 def rot13(text: str) -> str:
-    return codecs.encode(text, "rot13")
+    return text.translate(_ROT13)  # what the "rot13" codec does, without importing it
 
 
 def language_score(text: str) -> int:
@@ -389,7 +391,7 @@ def decode_escapes(text: str) -> list[tuple[str, str]]:
                 if m.group(0).count("%") >= 4]
     if "\\u" in text or "&#" in text:
         for m in _ESCAPES_RE.finditer(text):
-            run = html.unescape(m.group(0))
+            run = _unescape(m.group(0))
             out.append(("escapes", re.sub(r"\\u([0-9a-fA-F]{4})", lambda u: chr(int(u.group(1), 16)), run)))
     if "0" in text and "1" in text and _BINARY_HINT_RE.search(text):
         for m in _BINARY_RE.finditer(text):
@@ -400,6 +402,13 @@ def decode_escapes(text: str) -> list[tuple[str, str]]:
             codes = re.findall(r"\d+", m.group(1) or m.group(0))
             out.append(("char-codes", "".join(chr(int(c)) for c in codes if int(c) < 0x110000)))
     return [(step, t[:MAX_PAYLOAD_CHARS]) for step, t in out[:MAX_PAYLOADS] if t and sum(c.isalpha() for c in t) >= 8]
+
+
+def _unescape(escaped: str) -> str:
+    """html.unescape, imported when a text holds such escapes (the module and its entity table: ~2 ms)."""
+    import html
+
+    return html.unescape(escaped)
 
 
 def _bytes_to_text(data: bytes) -> str:
@@ -516,8 +525,8 @@ def decoded_payloads(text: str) -> list[Variant]:
     return out
 
 
-_LETTER_RE = re.compile(r"[A-Za-z]{4}")
-_SEGMENT_RE = re.compile(r"[\n:;.!?\"'`()]+")
+_LETTER_RE = compile_cached(r"[A-Za-z]{4}")
+_SEGMENT_RE = compile_cached(r"[\n:;.!?\"'`()]+")
 
 
 def _reads_better(candidate: str, original_score: int) -> bool:

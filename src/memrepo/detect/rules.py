@@ -34,7 +34,7 @@ from .needles import (
 from .needles import needles as required_literals
 from .rxcache import compile_cached
 
-_VAR_RE = re.compile(r"\{([a-z][a-z0-9_]*)\}")
+_VAR_RE = compile_cached(r"\{([a-z][a-z0-9_]*)\}")
 _MAX_VAR_DEPTH = 4
 SPEC_VERSION = 26  # bump when the spec layout or the needle algorithm changes (invalidates caches)
 

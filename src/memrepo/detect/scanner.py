@@ -1,10 +1,8 @@
 """The content scanner: normalise, match rule files, find secrets, score what is left."""
 from __future__ import annotations
 
-import gc
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from functools import lru_cache
 from itertools import pairwise
@@ -14,7 +12,7 @@ from ..errors import ParseError
 from ..findings import Finding, escape_excerpt
 from .cache import cached, content_key
 from .classifier import DEFAULT_MODEL, Model, load_model, prepare, tokens
-from .needles import TextIndex, text_index
+from .needles import TextIndex, gc_paused, text_index
 from .normalise import (
     CHAIN_STEPS,
     Variant,
@@ -91,7 +89,7 @@ class Scanner:
         file raises ParseError naming file:line.
         """
         key = content_key(f"scanner-spec-{SPEC_VERSION}", [(n, files[n]) for n in sorted(files) if not n.startswith("models/")])
-        with _gc_paused():  # tens of thousands of small objects: collections in between only cost time
+        with gc_paused():  # tens of thousands of small objects: collections in between only cost time
             spec = cached("scanner", key, lambda: _build_spec(files))
             settings = spec["settings"]
             model = None
@@ -458,13 +456,13 @@ def _outside(text: str, spans: list[tuple[int, int]]) -> str:
 
 
 # Links, e-mail addresses and host names: their words are not the text's own ("example.com").
-_LINK_RE = re.compile(r"\S+://\S*|\bwww\.\S+|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+_LINK_RE = compile_cached(r"\S+://\S*|\bwww\.\S+|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
                       r"|\b(?:[\w-]+\.)+(?:com|org|net|edu|gov|io|co|dev|app|ai|info|biz|xyz|cloud|example|test|local|"
                       r"internal|corp|lan|uk|de|fr|es|it|nl|eu|us|ca|au|in|jp|cn|ru|br|ch|se|no|dk|fi|pl|cz|at|be|ie|nz|za|"
                       r"sg|hk|kr|tw|mx|tr|il|ae|sa|ng|ke|pk|bd|id|my|ph|vn|th|ua|ro|gr|pt|hu)\b(?:/\S*)?", re.IGNORECASE)
 
 # What separates the items of a list of quotations: 'you are now', 'from now on' or 'send to'.
-_LIST_GAP_RE = re.compile(r"[\s,;/、，]*(?:(?:or|and|oder|und|ou|et|o|y|e|或|和|及)[\s,;/、，]*)?")
+_LIST_GAP_RE = compile_cached(r"[\s,;/、，]*(?:(?:or|and|oder|und|ou|et|o|y|e|或|和|及)[\s,;/、，]*)?")
 
 
 def _merge_lists(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -481,8 +479,8 @@ def _merge_lists(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int
 
 # A sentence ends at a newline, at 。！？ or at . ! ? followed by a space or the end: not at the dots of
 # "raw.githubusercontent.com", ".env" or "3.11".
-_SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)|[。！？\n]")
-_NOT_ID_RE = re.compile(r"[^a-z0-9]+")  # a secret type's name to a rule id
+_SENTENCE_END_RE = compile_cached(r"[.!?](?=\s|$)|[。！？\n]")
+_NOT_ID_RE = compile_cached(r"[^a-z0-9]+")  # a secret type's name to a rule id
 
 
 def _sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
@@ -523,17 +521,6 @@ def _invisible_kind(ch: str) -> str:
     if is_bidi(ch):
         return "bidi controls"
     return "zero-width"
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _build_spec(files: Mapping[str, bytes]) -> dict[str, Any]:

@@ -18,23 +18,23 @@ A sentence at or above the threshold is a finding; its ``extra`` lists the featu
 """
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from functools import lru_cache
 from typing import NamedTuple
 
 from .needles import NeedleIndex, TextIndex, text_index
 from .rules import Feature, live_branches, search_branches
+from .rxcache import compile_cached
 
 # A sentence ends at . ! ? followed by a space (not inside ".env" or "example.com"), at 。！？ or a newline.
 # (The run of other characters is one repeat, ``[^…]+``: re loops over it in C instead of trying the
 # alternation at each character, three times faster; the matches are the same.)
-_SENTENCE_RE = re.compile(r"(?:[^.!?。！？\n]+|[.!?](?=[^\s.!?]))+[.!?。！？]*")
+_SENTENCE_RE = compile_cached(r"(?:[^.!?。！？\n]+|[.!?](?=[^\s.!?]))+[.!?。！？]*")
 MAX_SENTENCES = 200
 # an apostrophe between letters ('email the user's files') does not close a single-quoted span
 # The single quote's look-behind (no word character before it) is written after the quote, so that
 # every alternative opens with a literal: re then only tries the positions of an opening quote.
-_QUOTED_RE = re.compile(r"'(?<!\w')(?:[^'\n]|(?<=\w)'(?=\w)){1,80}'(?!\w)|\"[^\"\n]{1,80}\"|‘[^’\n]{1,80}’|“[^”\n]{1,80}”|「[^」\n]{1,80}」|«[^»\n]{1,80}»|„[^“”\n]{1,80}[“”]")
+_QUOTED_RE = compile_cached(r"'(?<!\w')(?:[^'\n]|(?<=\w)'(?=\w)){1,80}'(?!\w)|\"[^\"\n]{1,80}\"|‘[^’\n]{1,80}’|“[^”\n]{1,80}”|「[^」\n]{1,80}」|«[^»\n]{1,80}»|„[^“”\n]{1,80}[“”]")
 
 
 class Scored(NamedTuple):

@@ -49,8 +49,8 @@ _NEEDLES: dict[str, tuple[tuple[str, ...], bool]] = {
     "TwilioKeyDetector": (("AC", "SK"), True),
 }
 # Plugins whose needles are too common get an exact-enough precheck (cheaper than importing them).
-_PRECHECK = {"TelegramBotTokenDetector": re.compile(r"\d{8,10}:"),
-             "ArtifactoryDetector": re.compile(r"(?:AKC|AP[\dA-F])[a-zA-Z0-9]{8,}")}
+_PRECHECK = {"TelegramBotTokenDetector": compile_cached(r"\d{8,10}:"),
+             "ArtifactoryDetector": compile_cached(r"(?:AKC|AP[\dA-F])[a-zA-Z0-9]{8,}")}
 # Every token these plugins find holds a run of 20+ token characters (letters, digits, "_+/=.:-":
 # normalise.token_runs, which the decoders share); without one they are all skipped.
 LONG_TOKEN = 20
@@ -58,7 +58,7 @@ _NO_LONG_TOKEN_NEEDED = {"BasicAuthDetector", "PrivateKeyDetector", "Artifactory
 # A key header alone names a format ("look for -----BEGIN PRIVATE KEY-----"); a key has material after it
 # (PEM headers such as "Proc-Type: 4,ENCRYPTED" may come first).
 _NEEDS_BODY = {"PrivateKeyDetector"}
-_KEY_BODY = re.compile(r"[^\n]{0,40}\s*(?:[\w-]+: [^\n]*\s*)*[A-Za-z0-9+/=]{24,}")
+_KEY_BODY = compile_cached(r"[^\n]{0,40}\s*(?:[\w-]+: [^\n]*\s*)*[A-Za-z0-9+/=]{24,}")
 
 
 @lru_cache(maxsize=1)

@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..findings import Finding, escape_excerpt
+from .rxcache import compile_cached
 
 if TYPE_CHECKING:
     from .scanner import Scanner
@@ -21,8 +22,8 @@ _BINARY_MAGIC = (b"\x7fELF", b"MZ", b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"
 _EXEC_MAGIC = (b"\x7fELF", b"MZ", b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xca\xfe\xba\xbe")
 _B64_BLOB = r"[A-Za-z0-9+/]{%d,}={0,2}"
 _HEX_BLOB = r"(?:\\x[0-9a-fA-F]{2}|[0-9a-fA-F]{2}){%d,}"
-_NETWORK_FETCH = re.compile(r"\b(?:curl|wget|Invoke-WebRequest|iwr|urllib\.request|requests\.(?:get|post)|fetch\(|http\.client)\b[^\n]{0,200}?(?:https?://|ftp://)", re.IGNORECASE)
-_ENV_POST = re.compile(r"\b(?:requests\.(?:post|put)|urlopen|http\.client|fetch)\b[^\n]{0,200}\b(?:os\.environ|process\.env|getenv)\b", re.IGNORECASE)
+_NETWORK_FETCH = compile_cached(r"\b(?:curl|wget|Invoke-WebRequest|iwr|urllib\.request|requests\.(?:get|post)|fetch\(|http\.client)\b[^\n]{0,200}?(?:https?://|ftp://)", re.IGNORECASE)
+_ENV_POST = compile_cached(r"\b(?:requests\.(?:post|put)|urlopen|http\.client|fetch)\b[^\n]{0,200}\b(?:os\.environ|process\.env|getenv)\b", re.IGNORECASE)
 
 
 class SkillFile(NamedTuple):
