@@ -145,8 +145,8 @@ class Variant(NamedTuple):
 # alphanumerics, circled and parenthesised letters, ligatures, super/subscripts, letterlike symbols.
 # CJK punctuation (，：。) is left alone so Chinese text does not produce a variant for nothing.
 _COMPAT_RE = compile_cached("[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\U0001d400-\U0001d7ff\u2460-\u24ff"
-                        "\u3200-\u32ff\ufb00-\ufb06\u2070-\u209f\u1d2c-\u1d6a\u2100-\u214f\u00aa\u00b2\u00b3"
-                        "\u00b9\u00ba\u00bc-\u00be\u2000-\u200a\u205f\u02b0-\u02b8\u1e9b\u017f]+")
+                            "\u3200-\u32ff\ufb00-\ufb06\u2070-\u209f\u1d2c-\u1d6a\u2100-\u214f\u00aa\u00b2\u00b3"
+                            "\u00b9\u00ba\u00bc-\u00be\u2000-\u200a\u205f\u02b0-\u02b8\u1e9b\u017f]+")
 _FULLWIDTH_GAP_RE = compile_cached("(?<=[\uff01-\uff5e])\u3000|\u3000(?=[\uff01-\uff5e])")
 
 

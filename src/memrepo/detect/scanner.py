@@ -457,9 +457,9 @@ def _outside(text: str, spans: list[tuple[int, int]]) -> str:
 
 # Links, e-mail addresses and host names: their words are not the text's own ("example.com").
 _LINK_RE = compile_cached(r"\S+://\S*|\bwww\.\S+|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
-                      r"|\b(?:[\w-]+\.)+(?:com|org|net|edu|gov|io|co|dev|app|ai|info|biz|xyz|cloud|example|test|local|"
-                      r"internal|corp|lan|uk|de|fr|es|it|nl|eu|us|ca|au|in|jp|cn|ru|br|ch|se|no|dk|fi|pl|cz|at|be|ie|nz|za|"
-                      r"sg|hk|kr|tw|mx|tr|il|ae|sa|ng|ke|pk|bd|id|my|ph|vn|th|ua|ro|gr|pt|hu)\b(?:/\S*)?", re.IGNORECASE)
+                          r"|\b(?:[\w-]+\.)+(?:com|org|net|edu|gov|io|co|dev|app|ai|info|biz|xyz|cloud|example|test|local|"
+                          r"internal|corp|lan|uk|de|fr|es|it|nl|eu|us|ca|au|in|jp|cn|ru|br|ch|se|no|dk|fi|pl|cz|at|be|ie|nz|za|"
+                          r"sg|hk|kr|tw|mx|tr|il|ae|sa|ng|ke|pk|bd|id|my|ph|vn|th|ua|ro|gr|pt|hu)\b(?:/\S*)?", re.IGNORECASE)
 
 # What separates the items of a list of quotations: 'you are now', 'from now on' or 'send to'.
 _LIST_GAP_RE = compile_cached(r"[\s,;/、，]*(?:(?:or|and|oder|und|ou|et|o|y|e|或|和|及)[\s,;/、，]*)?")
