@@ -82,9 +82,9 @@ code = _compiler._code
 
 def generate(*args):  # the matcher code re generates for memrepo's own calls (its modules' regexes, the rules')
     frame = sys._getframe(1)
-    while frame is not None and "/re/" in frame.f_code.co_filename:
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == "re":
         frame = frame.f_back
-    made.extend([1] if frame is not None and "memrepo" in frame.f_code.co_filename else [])
+    made.extend([1] if frame is not None and frame.f_globals.get("__name__", "").startswith("memrepo") else [])
     return code(*args)
 
 _compiler._code = generate
@@ -272,7 +272,8 @@ def test_a_warm_process_reads_the_model_without_parsing_its_file(tmp_path: Path,
     assert (warm.bias, warm.threshold, warm.veto) == (cold.bias, cold.threshold, cold.veto)
     assert warm.best_window(text) == cold.best_window(text) is not None
     monkeypatch.setattr(clf, "_parse_model", parse)
-    for damaged in ('{"format": ', "[]", '{"format": "memrepo-hashed-v4", "bias": 0}'):  # cut short, other shapes
+    for damaged in ('{"format": ', "[]", '{"format": "memrepo-hashed-v4", "bias": 0}',  # cut short, other shapes
+                    fields.read_text(encoding="utf-8").replace('"bias":', '"bias": "high", "was":')):
         fields.write_text(damaged, encoding="utf-8")
         _clear_model_memos(monkeypatch)
         again = clf.load_model(files, "m.json")
@@ -282,6 +283,22 @@ def test_a_warm_process_reads_the_model_without_parsing_its_file(tmp_path: Path,
     _clear_model_memos(monkeypatch)
     clf.load_model(files, "m.json")
     assert json.loads(fields.read_text(encoding="utf-8"))["bias"] == cold.bias  # written whole again
+
+
+@pytest.mark.parametrize("field,value", [("bias", '"high"'), ("threshold", "null"), ("veto", "true"), ("bits", "20.5"),
+                                         ("format", '"memrepo-hashed-v9"')])
+def test_a_model_field_of_the_wrong_kind_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          field: str, value: str) -> None:
+    from memrepo.detect import classifier as clf
+    from memrepo.errors import ParseError
+
+    monkeypatch.setenv("MEMREPO_CACHE_DIR", str(tmp_path))
+    doc = json.loads(default_policy_files()["models/injection.json"])
+    bad = json.dumps({**doc, field: json.loads(value)}).encode()
+    _clear_model_memos(monkeypatch)
+    with pytest.raises(ParseError, match=field) as err:
+        clf.load_model({"m.json": bad}, "m.json")
+    assert err.value.where == "policies/m.json" and "train_detector" in err.value.hint
 
 
 def test_changed_rule_file_is_not_served_from_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

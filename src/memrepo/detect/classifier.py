@@ -340,13 +340,31 @@ def _model_fields(data: bytes, name: str) -> dict[str, Any]:
     from .cache import cached
 
     def build() -> dict[str, Any]:
-        return {k: v for k, v in _parse_model(data, name).items() if k not in ("table", "weights")}
+        fields = {k: v for k, v in _parse_model(data, name).items() if k not in ("table", "weights")}
+        problem = _fields_problem(fields)
+        if problem:
+            raise ParseError(f"classifier model's {problem}", where=f"policies/{name}",
+                             hint="re-run bench/train_detector.py, or restore memrepo's shipped model")
+        return fields
 
     fields = cached("model-fields", _model_key(data), build)
-    if not isinstance(fields, dict) or fields.get("format") not in FORMATS or not {"bias", "threshold"} <= fields.keys() \
-            or fields["format"] in HASHED and not {"bits", "scale"} <= fields.keys():
+    if _fields_problem(fields):
         return build()  # a cache file of another shape (another version, a hand edit): read the model itself
-    return fields
+    return fields  # type: ignore[no-any-return]
+
+
+def _fields_problem(fields: Any) -> str | None:
+    """What is wrong with a model's fields but its weights (None: nothing), before any is used."""
+    if not isinstance(fields, dict) or fields.get("format") not in FORMATS:
+        return "format is not one this memrepo reads"
+    hashed = fields["format"] in HASHED
+    for key in ("bias", "threshold", "veto", *(("scale",) if hashed else ())):
+        value = fields.get(key)
+        if not (isinstance(value, (int, float)) and not isinstance(value, bool) or key == "veto" and value is None):
+            return f"{key} is not a number"
+    if hashed and (not isinstance(fields.get("bits"), int) or isinstance(fields["bits"], bool)):
+        return "bits is not an integer"
+    return None
 
 
 def encode_table(table: array) -> str:
