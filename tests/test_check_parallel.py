@@ -51,3 +51,34 @@ def test_workers_find_what_one_process_finds(monkeypatch: pytest.MonkeyPatch) ->
 def test_no_workers_for_small_checks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMREPO_JOBS", "4")
     assert filemod.EntryWorkers.start(["memories/a/b.md"], {}, default_policy()) is None
+
+
+def _fresh_regex_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memrepo.detect import rxcache
+
+    for name, value in (("_table", None), ("_code", b""), ("_new", {}), ("_usable", True)):
+        monkeypatch.setattr(rxcache, name, value)
+    rxcache.compile_cached.cache_clear()
+
+
+def _compiled_by_check(monkeypatch: pytest.MonkeyPatch, jobs: str) -> set[bytes]:
+    """Keys of the regex code a check of _tree() leaves to be written at exit, beyond the scanner's build."""
+    from memrepo.detect import rxcache
+
+    _fresh_regex_cache(monkeypatch)
+    monkeypatch.setenv("MEMREPO_JOBS", jobs)
+    policy = default_policy()
+    policy.scanner()
+    built = set(rxcache._new)
+    filemod.tree_findings(_tree(), policy)
+    return set(rxcache._new) - built
+
+
+def test_regex_code_the_workers_generate_is_kept(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers end by terminate(), which runs no exit handler: the regex code they generate comes
+    back with their findings and is written by this process, so the next check does not generate it again."""
+    monkeypatch.setenv("MEMREPO_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(filemod, "PARALLEL_MIN", 4)
+    needed = _compiled_by_check(monkeypatch, "1")
+    kept = _compiled_by_check(monkeypatch, "2")
+    assert needed and needed <= kept

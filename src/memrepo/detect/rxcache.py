@@ -127,6 +127,22 @@ def _parse(blob: Any) -> tuple[Table, Any]:
         return {}, b""
 
 
+def take_new() -> dict[bytes, tuple[int, int, array[int]]]:
+    """The code this process generated and has not written, handed over and forgotten here: a forked
+    worker returns it to its parent, as a terminated worker runs no exit handler."""
+    out = dict(_new)
+    _new.clear()
+    return out
+
+
+def adopt(entries: dict[bytes, tuple[int, int, array[int]]]) -> None:
+    """Code a worker generated, written with this process's own at exit."""
+    if entries and not _new:
+        atexit.register(flush)
+    for key, entry in entries.items():
+        _new.setdefault(key, entry)
+
+
 def flush() -> None:
     """Add the code this process generated to the file (re-read first: another process may have
     added some). Runs at exit; a process that leaves by ``os._exit`` (the CLI) calls it itself."""

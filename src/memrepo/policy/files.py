@@ -217,12 +217,15 @@ class EntryWorkers:
         if jobs < 2 or len(paths) < PARALLEL_MIN or not sys.platform.startswith("linux"):
             return None
         global _WORK
+        from ..detect import rxcache
+
         policy.scanner()  # built once here, inherited by every worker
         size = -(-len(paths) // (jobs * 16))  # small chunks: the last one leaves a core idle for less time
         chunks = [(i, min(i + size, len(paths))) for i in range(0, len(paths), size)]
         _WORK = (paths, files, policy)
         try:
-            pool = multiprocessing.get_context("fork").Pool(jobs)  # the workers fork here, holding _WORK
+            # the workers fork here, holding _WORK; each forgets the regex code this process has yet to write
+            pool = multiprocessing.get_context("fork").Pool(jobs, initializer=rxcache.take_new)
         except (OSError, multiprocessing.ProcessError):
             return None
         finally:
@@ -231,20 +234,29 @@ class EntryWorkers:
 
     def results(self) -> dict[str, list[Finding]]:
         try:
-            return {p: f for found in self._pending.get() for p, f in found.items()}
+            chunks = self._pending.get()
         except (OSError, multiprocessing.ProcessError):
             return {}  # the caller judges whatever is missing
+        from ..detect import rxcache
+
+        for _, code in chunks:
+            rxcache.adopt(code)  # regex code the workers generated, kept for the next process
+        return {p: f for found, _ in chunks for p, f in found.items()}
 
     def close(self) -> None:
         self._pool.terminate()
         self._pool.join()
 
 
-def _judge_chunk(span: tuple[int, int]) -> dict[str, list[Finding]]:
+def _judge_chunk(span: tuple[int, int]) -> tuple[dict[str, list[Finding]], dict[bytes, tuple[int, int, Any]]]:
+    """A chunk's findings, and the regex code the worker generated for them (see rxcache.take_new)."""
     assert _WORK is not None
     paths, files, policy = _WORK
     parse = EntryParses()
-    return {p: entry_file_findings(p, files[p], policy, parse) for p in paths[span[0]: span[1]]}
+    found = {p: entry_file_findings(p, files[p], policy, parse) for p in paths[span[0]: span[1]]}
+    from ..detect import rxcache
+
+    return found, rxcache.take_new()
 
 
 def case_collision_findings(files: Mapping[str, FileBlob]) -> list[Finding]:
