@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import marshal
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
@@ -33,6 +33,15 @@ class StoredEntry:
     error: Finding | None = None
 
 
+# Digest files of a scope (see MemRepo.text_digests): a write stores the digests it changed over the
+# file of the tree it wrote on, up to _DELTA_CHAIN deep, then the whole dictionary again (~1 ms and
+# 0.9 MB at 10,000 entries). The folder keeps the newest _DIGEST_FILES files.
+_DELTA = "memrepo-digests-delta-1"
+_DELTA_CHAIN = 8
+_DIGEST_FILES = 32
+_DIGESTS_KEPT = 4
+
+
 class MemRepo:
     """Open with :meth:`open`; every verb takes one of these (or a path)."""
 
@@ -40,7 +49,8 @@ class MemRepo:
         self.store = store
         self._policies: dict[str, Policy] = {}
         self._entries: dict[str, StoredEntry] = {}  # by blob id + path
-        self._digests: dict[str, dict[str, str]] = {}  # by scope tree id
+        self._digests: dict[str, dict[str, str]] = {}  # by scope tree id, the newest _DIGESTS_KEPT
+        self._delta_depth: dict[str, int] = {}  # deltas under a digest file (by scope tree id), where known
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] | MemRepo) -> MemRepo:
@@ -131,32 +141,67 @@ class MemRepo:
         key = self.scope_tree_id(snap, scope)
         if key in self._digests:
             return dict(self._digests[key])
-        path = self.store.private_dir("cache") / f"digests-{key}.marshal"
-        try:
-            digests = marshal.loads(path.read_bytes())  # our own cache file: plain dict of str -> str
-            if not isinstance(digests, dict):
-                raise TypeError("not a dict")
-        except (OSError, ValueError, EOFError, TypeError):
+        digests = self._load_digests(key)
+        if digests is None:
             digests = {e.id: text_digest(e.entry.text) for e in self.iter_entries(snap, scope) if e.entry is not None}
             self._save_digests(key, digests)
-        self._digests[key] = digests
+        self._keep_digests(key, digests)
         return dict(digests)
 
-    def remember_digests(self, snap: Snapshot, scope: str, digests: dict[str, str]) -> None:
-        """Store the digests of a scope tree we just wrote (so the next write needs no scan)."""
+    def remember_digests(self, snap: Snapshot, scope: str, digests: dict[str, str],
+                         base: Snapshot | None = None, changed: Iterable[str] = ()) -> None:
+        """Store the digests of a scope tree we just wrote (so the next write needs no scan). With
+        the ``base`` snapshot written over and the ids ``changed``, the file holds only those."""
         key = self.scope_tree_id(snap, scope)
-        self._digests[key] = dict(digests)
-        self._save_digests(key, digests)
+        self._keep_digests(key, dict(digests))
+        base_key = self.scope_tree_id(base, scope) if base is not None else None
+        self._save_digests(key, digests, base_key, {eid: digests.get(eid) for eid in changed})
 
-    def _save_digests(self, key: str, digests: dict[str, str]) -> None:
+    def _keep_digests(self, key: str, digests: dict[str, str]) -> None:
+        self._digests.pop(key, None)
+        self._digests[key] = digests
+        while len(self._digests) > _DIGESTS_KEPT:  # a long-lived process writes many trees: keep the newest
+            del self._digests[next(iter(self._digests))]
+
+    def _load_digests(self, key: str) -> dict[str, str] | None:
+        """A scope's digests from the cache folder: a whole file, or a delta file and the chain of
+        files under it; None when any link is missing or not one we wrote."""
         folder = self.store.private_dir("cache")
+        chain: list[dict[str, str | None]] = []
+        for _ in range(_DELTA_CHAIN + 1):
+            try:
+                data = marshal.loads((folder / f"digests-{key}.marshal").read_bytes())  # our own cache files
+            except (OSError, ValueError, EOFError, TypeError):
+                return None
+            if isinstance(data, dict):
+                for delta in reversed(chain):
+                    for eid, digest in delta.items():
+                        if digest is None:
+                            data.pop(eid, None)
+                        else:
+                            data[eid] = digest
+                self._delta_depth[key] = len(chain)
+                return data
+            if not (isinstance(data, tuple) and len(data) == 3 and data[0] == _DELTA
+                    and isinstance(data[1], str) and isinstance(data[2], dict)):
+                return None
+            chain.append(data[2])
+            key = data[1]
+        return None
+
+    def _save_digests(self, key: str, digests: dict[str, str], base_key: str | None = None,
+                      delta: dict[str, str | None] | None = None) -> None:
+        folder = self.store.private_dir("cache")
+        depth = self._delta_depth.get(base_key, _DELTA_CHAIN) + 1 if base_key is not None else 0
+        whole = depth > _DELTA_CHAIN or delta is None or not (folder / f"digests-{base_key}.marshal").exists()
+        self._delta_depth[key] = 0 if whole else depth
         tmp = folder / f".digests-{key}.{os.getpid()}.tmp"
         try:
-            tmp.write_bytes(marshal.dumps(digests))
+            tmp.write_bytes(marshal.dumps(digests if whole else (_DELTA, base_key, delta)))
             os.replace(tmp, folder / f"digests-{key}.marshal")
             old = sorted(folder.glob("digests-*.marshal"), key=lambda p: p.stat().st_mtime)
-            for stale in old[:-16]:
-                stale.unlink(missing_ok=True)
+            for stale in old[:-_DIGEST_FILES]:
+                stale.unlink(missing_ok=True)  # a delta over it then misses and is rebuilt whole
         except OSError:
             tmp.unlink(missing_ok=True)  # a cache: failing to write it only costs time
 

@@ -162,8 +162,9 @@ def apply_ops(repo_or_path: MemRepo | str, ops: Sequence[Op], *, prov: Provenanc
     _after_write(repo, plans[-1].events if plans else [], routed, results, prov, target, oid)
     snap = repo.store.snapshot(oid) if oid is not None else repo.store.branch_snapshot(target)
     if oid is not None and plans:
-        for scope, digests in plans[-1].digests.items():
-            repo.remember_digests(snap, scope, digests)
+        last = plans[-1]
+        for scope, digests in last.digests.items():
+            repo.remember_digests(snap, scope, digests, last.snap, (eid for s, eid in last.overlay if s == scope))
     return WriteResult(target, str(oid) if oid is not None else None, list(results), usage(repo, policy, snap))
 
 
