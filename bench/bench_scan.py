@@ -44,7 +44,9 @@ HELDOUT = {2: "tuned on", 3: "tuned on", 4: "tuned on", 5: "tuned and trained on
            **{n: "release 18's threshold chosen on it, trained on" for n in range(265, 273)},
            **{n: "rules informed by its false alarms, trained on" for n in range(273, 289)},
            **{n: "release 19's threshold chosen on it, never trained on" for n in range(289, 297)},
-           **{n: "never tuned or trained on" for n in range(297, 329)}}
+           **{n: "never tuned or trained on" for n in range(297, 321)},
+           **{n: "release 20's threshold validation, never trained on" for n in range(321, 329)},
+           **{n: "rules informed by its false alarms; release 20's threshold validation, never trained on" for n in range(329, 337)}}
 EXTRA = sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))  # written for training only
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
 UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
@@ -250,6 +252,11 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "heldout323.jsonl": "90.0% / 1.3%; release 19's: 91.3% / 2.0%", "heldout324.jsonl": "95.3% / 0.0%; release 19's: 96.0% / 0.0%",
           "heldout325.jsonl": "94.0% / 4.0%; release 19's: 96.0% / 3.3%", "heldout326.jsonl": "91.3% / 4.0%; release 19's: 93.3% / 3.3%",
           "heldout327.jsonl": "89.3% / 0.0%; release 19's: 92.0% / 0.0%", "heldout328.jsonl": "94.7% / 0.0%; release 19's: 95.3% / 0.0%",
+          # heldout329-336, written at the start of release 20's round: release 19 (428ec4d)
+          "heldout329.jsonl": "94.0% / 3.3%", "heldout330.jsonl": "91.3% / 4.7%",
+          "heldout331.jsonl": "92.7% / 3.3%", "heldout332.jsonl": "92.0% / 2.0%",
+          "heldout333.jsonl": "92.0% / 5.3%", "heldout334.jsonl": "91.3% / 4.0%",
+          "heldout335.jsonl": "94.0% / 1.3%", "heldout336.jsonl": "93.3% / 3.3%",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
           "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",

@@ -308,13 +308,28 @@ class Scanner:
                              floor=self.score_threshold)
         if best is None or best.score < self.score_threshold:
             return
+        outside = self._outside_examples(v.text, hidden=bool(bonus))
+        quoted = outside is not None and (
+            (again := best_sentence(outside, self.ruleset.features, bonus, needles=self.ruleset.needle_index,
+                                    floor=self.score_threshold)) is None or again.score < self.score_threshold)
         found["score.directive"] = Finding(
-            "score.directive", "error",
+            "score.directive", "warning" if quoted else "error",
             f"reads as an order to an AI about its rules, memory or credentials (score {best.score:g})",
             path=path, line=line + (0 if bonus else v.text.count("\n", 0, best.start)),
             hint="store facts with their origin ('the user prefers ...'), not orders to a future AI",
             category="scoring", normalisation=v.step, excerpt=escape_excerpt(best.sentence),
-            extra={"score": best.score, "threshold": self.score_threshold, "features": list(best.features)})
+            extra={"score": best.score, "threshold": self.score_threshold, "features": list(best.features),
+                   **({"quoted_example": True} if quoted else {})})
+
+    def _outside_examples(self, text: str, *, hidden: bool) -> str | None:
+        """``text`` with the quotations it disowns blanked (see QuotedExamples.disowned): a security
+        note that quotes an attack in full ("One said: '<the attack>'. It is phishing; report it.") is
+        judged by the learned and scoring layers on its own words. None for hidden text and texts
+        without such quotations."""
+        if hidden or self.quoted is None:
+            return None
+        outside = self.quoted.disowned(text)
+        return None if outside is text else outside
 
 
     def _classify(self, v: Variant, found: dict[str, Finding], path: str, line: int, *, hidden: bool) -> None:
@@ -328,14 +343,17 @@ class Scanner:
             # identifiers ("The permission359 meeting326 config896 …") up to 0.97; rules still apply
             return
         names = ", ".join(f for f, _ in verdict.top[:3])
+        outside = self._outside_examples(v.text, hidden=hidden)
+        quoted = outside is not None and (
+            (again := self.model.best_window(outside)) is None or again.probability < self.model.threshold)
         found["classifier.injection"] = Finding(
-            "classifier.injection", "error",
+            "classifier.injection", "warning" if quoted else "error",
             f"the learned classifier reads this as an injection (p={verdict.probability:.2f}; top features: {names})",
             path=path, line=line + (0 if hidden else v.text.count("\n", 0, verdict.start)),
             hint="store facts with their origin ('the user prefers ...'), not orders to a future AI",
             category="classifier", normalisation=v.step, excerpt=escape_excerpt(verdict.excerpt),
             extra={"probability": round(verdict.probability, 4), "threshold": self.model.threshold,
-                   "features": [list(t) for t in verdict.top]})
+                   "features": [list(t) for t in verdict.top], **({"quoted_example": True} if quoted else {})})
 
 
 def _read_by_model(f: Finding, seen: str) -> bool:
@@ -389,12 +407,14 @@ class QuotedExamples(NamedTuple):
     categories: frozenset[str]
     cue_source: str  # compiled on first use: most scans never meet a quoted match
     enact_source: str = ""  # words outside the quotes that tell the reader to act on them ("Follow it.")
+    disown_source: str = ""  # words outside the quotes that judge them an attack or not to be acted on
 
     @classmethod
     def from_settings(cls, raw: Mapping[str, Any] | None) -> QuotedExamples | None:
         if not raw or not raw.get("categories") or not raw.get("cues"):
             return None
-        return cls(frozenset(raw["categories"]), _alternation(raw["cues"]), _alternation(raw.get("enact_cues") or ()))
+        return cls(frozenset(raw["categories"]), _alternation(raw["cues"]), _alternation(raw.get("enact_cues") or ()),
+                   _alternation(raw.get("disown_cues") or ()))
 
     @property
     def cues(self) -> re.Pattern[str]:
@@ -430,14 +450,43 @@ class QuotedExamples(NamedTuple):
 
     def unquoted(self, text: str) -> str:
         """``text`` with its example quotations blanked (same length): what payloads are decoded from."""
-        spans = self.example_spans(text)
+        return _blanked(text, self.example_spans(text))
+
+    def disowned(self, text: str) -> str:
+        """``text`` with the quotations its own words disown blanked (same length), else ``text``: what
+        the learned and scoring layers judge. Stricter than ``example_spans``, as those layers have no
+        categories to spare: quotations of a sentence's length in quotation marks only (inline code is a
+        command, a short quotation a name the model already reads past), and the
+        words outside must judge the quotation (``disown_cues``: "phishing", "don't act on it"), not
+        merely name it an example or an advisory."""
+        if not self.disown_source:
+            return text
+        spans = [(a, b) for a, b in _quote_spans(text) if text[a] != "`" and _sentence_like(text[a + 1: b - 1])]
         if not spans:
             return text
-        parts, last = [], 0
-        for a, b in spans:
-            parts += [text[last:a], " " * (b - a)]
-            last = b
-        return "".join([*parts, text[last:]])
+        outside = _LINK_RE.sub(" ", _outside(text, spans))
+        if (sum(map(str.isalnum, outside)) < MIN_OUTSIDE_CHARS or self._enacts(outside)
+                or compile_cached(self.disown_source, re.IGNORECASE).search(outside) is None):
+            return text
+        return _blanked(text, _merge_lists(text, spans))
+
+
+def _sentence_like(quotation: str) -> bool:
+    """Five words or more, or 12+ characters of a script written without spaces: a quoted sentence
+    the learned layers may read past, not a quoted name or label ('withdrawn by applicant')."""
+    words = quotation.split()
+    return len(words) >= 5 or len(words) == 1 and len(quotation.strip()) >= 12
+
+
+def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with ``spans`` replaced by spaces (same length); ``text`` itself when there are none."""
+    if not spans:
+        return text
+    parts, last = [], 0
+    for a, b in spans:
+        parts += [text[last:a], " " * (b - a)]
+        last = b
+    return "".join([*parts, text[last:]])
 
 
 def _alternation(patterns: Iterable[str]) -> str:
@@ -579,11 +628,12 @@ def _scan_section(doc: dict[str, Any]) -> dict[str, Any]:
                                                    for k in ("categories", "cues")):
             raise ParseError("scan.quoted_examples must have lists categories: and cues:", where="policies/policy.yaml",
                              hint="e.g. {categories: [override, role], cues: ['example', 'injection']}")
-        enact = quoted.get("enact_cues", [])
-        if not isinstance(enact, list) or not all(isinstance(c, str) for c in enact):
-            raise ParseError("scan.quoted_examples.enact_cues must be a list of regular expressions", where="policies/policy.yaml",
-                             hint="e.g. ['follow (?:it|this)', 'act on it']")
-        for key, cues in (("cues", quoted["cues"]), ("enact_cues", enact)):
+        optional = {key: quoted.get(key, []) for key in ("enact_cues", "disown_cues")}
+        for key, cues in optional.items():
+            if not isinstance(cues, list) or not all(isinstance(c, str) for c in cues):
+                raise ParseError(f"scan.quoted_examples.{key} must be a list of regular expressions", where="policies/policy.yaml",
+                                 hint="e.g. ['follow (?:it|this)', 'act on it']")
+        for key, cues in (("cues", quoted["cues"]), *optional.items()):
             try:
                 re.compile(_alternation(cues))
             except re.error as exc:
