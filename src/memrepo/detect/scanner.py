@@ -455,10 +455,10 @@ class QuotedExamples(NamedTuple):
     def disowned(self, text: str) -> str:
         """``text`` with the quotations its own words disown blanked (same length), else ``text``: what
         the learned and scoring layers judge. Stricter than ``example_spans``, as those layers have no
-        categories to spare: quotations of a sentence's length in quotation marks only (inline code is a
-        command, a short quotation a name the model already reads past), and the
-        words outside must judge the quotation (``disown_cues``: "phishing", "don't act on it"), not
-        merely name it an example or an advisory."""
+        categories to spare: quotations of a sentence's length in quotation marks only (inline code is
+        a command, a short quotation a name the model already reads past), and the words outside must
+        judge the quotation (``disown_cues``: "phishing", "don't act on it"), not merely name it an
+        example or an advisory."""
         if not self.disown_source:
             return text
         spans = [(a, b) for a, b in _quote_spans(text) if text[a] != "`" and _sentence_like(text[a + 1: b - 1])]
