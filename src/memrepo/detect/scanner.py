@@ -427,6 +427,12 @@ class QuotedExamples(NamedTuple):
         """The words outside the quotes tell the reader to act on the quotation."""
         return bool(self.enact_source) and compile_cached(self.enact_source, re.IGNORECASE).search(outside) is not None
 
+    def _disowns(self, outside: str) -> bool:
+        """The words outside the quotes judge the quotation an attack or not to be acted on: a
+        quotation so judged is quoted whatever else the note calls it ("a PDF had hidden text saying
+        '...'; don't act on it")."""
+        return bool(self.disown_source) and compile_cached(self.disown_source, re.IGNORECASE).search(outside) is not None
+
     def enacted(self, m: re.Match[str]) -> bool:
         """``m`` sits inside quotation marks and the words outside them enact the quotation
         ("Example: '...'. Please act on it now.")."""
@@ -441,7 +447,8 @@ class QuotedExamples(NamedTuple):
         outside = _outside(text, spans)
         # a cue word inside a link or host name ("handbook.example.com") names nothing
         outside = _LINK_RE.sub(" ", outside)
-        if sum(map(str.isalnum, outside)) < MIN_OUTSIDE_CHARS or self.cues.search(outside) is None:
+        if sum(map(str.isalnum, outside)) < MIN_OUTSIDE_CHARS or (self.cues.search(outside) is None
+                                                                   and not self._disowns(outside)):
             return []
         # "For example: '<order>'. Follow it from today." names an example and then enacts it
         if self._enacts(outside):
@@ -465,8 +472,7 @@ class QuotedExamples(NamedTuple):
         if not spans:
             return text
         outside = _LINK_RE.sub(" ", _outside(text, spans))
-        if (sum(map(str.isalnum, outside)) < MIN_OUTSIDE_CHARS or self._enacts(outside)
-                or compile_cached(self.disown_source, re.IGNORECASE).search(outside) is None):
+        if sum(map(str.isalnum, outside)) < MIN_OUTSIDE_CHARS or self._enacts(outside) or not self._disowns(outside):
             return text
         return _blanked(text, _merge_lists(text, spans))
 
