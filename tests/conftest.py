@@ -78,3 +78,12 @@ def git_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env["GIT_CONFIG_NOSYSTEM"] = "1"
     return env
+
+
+def fresh_regex_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """memrepo.detect.rxcache as a new process finds it: no file read yet, nothing compiled, nothing remembered."""
+    from memrepo.detect import rxcache
+
+    for name, value in (("_table", None), ("_code", b""), ("_new", {}), ("_usable", True)):
+        monkeypatch.setattr(rxcache, name, value)
+    rxcache.compile_cached.cache_clear()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import fresh_regex_cache
 
 from memrepo.gitstore import BLOB, FileBlob
 from memrepo.policy import files as filemod
@@ -53,19 +54,11 @@ def test_no_workers_for_small_checks(monkeypatch: pytest.MonkeyPatch) -> None:
     assert filemod.EntryWorkers.start(["memories/a/b.md"], {}, default_policy()) is None
 
 
-def _fresh_regex_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    from memrepo.detect import rxcache
-
-    for name, value in (("_table", None), ("_code", b""), ("_new", {}), ("_usable", True)):
-        monkeypatch.setattr(rxcache, name, value)
-    rxcache.compile_cached.cache_clear()
-
-
 def _compiled_by_check(monkeypatch: pytest.MonkeyPatch, jobs: str) -> set[bytes]:
     """Keys of the regex code a check of _tree() leaves to be written at exit, beyond the scanner's build."""
     from memrepo.detect import rxcache
 
-    _fresh_regex_cache(monkeypatch)
+    fresh_regex_cache(monkeypatch)
     monkeypatch.setenv("MEMREPO_JOBS", jobs)
     policy = default_policy()
     policy.scanner()

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import fresh_regex_cache
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -177,15 +178,6 @@ def test_concurrent_writers_leave_a_whole_file(tmp_path: Path) -> None:
         assert all([m.span() for m in rx.finditer(t)] == [m.span() for m in plain.finditer(t)] for t in texts), source
 
 
-def _fresh_process_state(monkeypatch: pytest.MonkeyPatch) -> None:
-    """rxcache as a new process finds it: no file read yet, nothing compiled, nothing remembered."""
-    from memrepo.detect import rxcache
-
-    for name, value in (("_table", None), ("_code", b""), ("_new", {}), ("_usable", True)):
-        monkeypatch.setattr(rxcache, name, value)
-    rxcache.compile_cached.cache_clear()
-
-
 def test_cached_matcher_code_matches_as_re_compile_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every rule and feature pattern, compiled once, written, and read back from the file, finds the
     spans re.compile's pattern finds; code the matcher rejects falls back to re.compile."""
@@ -194,13 +186,13 @@ def test_cached_matcher_code_matches_as_re_compile_does(tmp_path: Path, monkeypa
     from memrepo.detect import rxcache
 
     monkeypatch.setenv("MEMREPO_CACHE_DIR", str(tmp_path))
-    _fresh_process_state(monkeypatch)
+    fresh_regex_cache(monkeypatch)
     rs = Scanner.from_policy_files(default_policy_files()).ruleset
     patterns = sorted({(p.source, p.flags) for _, (_, p, _) in rs.flat} | {(p.source, p.flags) for f in rs.features for _, p, _ in f.branches})
     for source, flags in patterns:
         rxcache.compile_cached(source, flags)
     rxcache.flush()
-    _fresh_process_state(monkeypatch)
+    fresh_regex_cache(monkeypatch)
     parsed: list[object] = []
     parse = re._parser.parse  # type: ignore[attr-defined]
     monkeypatch.setattr(re._parser, "parse", lambda *a: parsed.append(a) or parse(*a))
@@ -218,7 +210,7 @@ def test_cached_matcher_code_matches_as_re_compile_does(tmp_path: Path, monkeypa
     count = int.from_bytes(blob[len(rxcache._HEAD): len(rxcache._HEAD) + 8], "little")
     head = len(rxcache._HEAD) + 8 + count * rxcache._RECORD.size  # the index, then the code
     stored.write_bytes(blob[:head] + b"\xff" * (len(blob) - head))  # every code word invalid
-    _fresh_process_state(monkeypatch)
+    fresh_regex_cache(monkeypatch)
     source, flags = patterns[0]
     assert rxcache.compile_cached(source, flags).pattern == source and rxcache._usable is False
 
