@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import time
 from array import array
 from itertools import pairwise
@@ -150,69 +151,24 @@ class Windows:
         return fit(sparse.vstack([x[ex], self.x[neg]]).tocsr(), np.concatenate([y[ex], np.zeros(int(neg.sum()))]), c)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    # 3, not 1: out of fold (best windows, extra_a..l) c=0.3 68.6%, c=1 68.9%, c=3 69.9% at the same budget
-    ap.add_argument("--c", type=float, default=3.0, help="inverse L2 strength")
-    ap.add_argument("--min-df", type=int, default=2)
-    ap.add_argument("--neg-windows", action=argparse.BooleanOptionalAction, default=True,
-                    help="every window of a benign row is a negative example (the scanner judges each window)")
-    ap.add_argument("--folds", choices=["source", "random"], default="source")
-    # 1.5%, not 1%: benign template rows (bench/make_train_corpus.py) are held out as one block, so a
-    # template family the other folds never saw counts dozens of times; at 1% the lockdown/setup
-    # templates alone pushed the threshold from p 0.96 to 0.99 and cost 3-4 points on every held-out set.
-    # 1.75% since heldout5/6 joined the training data: the rules alone false-alarm on 21 of their 300 benign
-    # texts, which ate the 1.5% budget (with heldout3 left out no threshold met it). Hold-one-corpus-out over
-    # heldout2-6, full scanner pooled: 1.75% gave 84.4% detection at 3.7% false alarms, 2% 86.3% at 4.7%
-    # (one alarm per two detections), the old recipe at 1.5% 84.0% at 4.4%.
-    ap.add_argument("--max-fa", type=float, default=0.0175, help="scanner false-alarm budget on out-of-fold training benign")
-    # 2.5%, not 0.5%, since rows are scored by their best window as the scanner scores them (whole
-    # texts, scored before, understated benign rows' scores: the old p 0.975 sat near 6% out of fold,
-    # not the 2.5% it was chosen for). At 0.5% the threshold rose to p 0.998; on the three held-out
-    # sets never trained on (heldout7-9, measured before, hence no longer unseen) detection fell from
-    # 75.6% to 64.9% while false alarms fell only from 4.2% to 3.3%: the out-of-fold budget is spent on
-    # the hard benign families (long notes, coding files, web pages), where the rules alone
-    # false-alarm on ~10%.
-    # 1.5% since release 9 (2.5% before): every weight now ships, and a model with all its weights, trained on
-    # heldout7-48, false-alarmed on 6.2% of 3,180 unseen benign texts (heldout49-58, extra_q-x) at the threshold
-    # the 2.5% budget chose (p 0.875; 87.4% detection), against 4.5% at p 0.95 (83.9%); the 10,000-weight
-    # model it replaced scored 81.8% at 5.3% there. 1.5% chose p 0.948 for the heldout7-58 model.
-    ap.add_argument("--max-added-fa", type=float, default=0.015,
-                    help="when the rules alone exceed --max-fa: the classifier may add this much on top of their false alarms")
-    ap.add_argument("--veto-max", type=float, default=VETO_MAX,
-                    help="highest veto probability allowed (0 turns the veto off): below it the classifier demotes "
-                         "pattern hits of scan.model_veto categories, so a high veto excuses real attacks")
-    ap.add_argument("--out", type=Path, default=OUT, help="where to write the model")
-    ap.add_argument("--save-oof", type=Path, help="write each row's out-of-fold best-window logit here (JSON), for comparisons")
-    args = ap.parse_args()
-    t0 = time.time()
-    rows = [json.loads(line) for line in TRAIN.read_text(encoding="utf-8").splitlines() if line.strip()]
-    feats, labels, src = examples(rows)
-    y = np.array(labels, dtype=float)
-    df: dict[str, int] = {}
-    for fs in feats:
-        for f in fs:
-            df[f] = df.get(f, 0) + 1
-    # The hashing trick: a feature's column is its bucket, as at run time (clf.bucket), so features that
-    # share a bucket are fitted together and the shipped table needs no strings.
-    vocab = {f: clf.bucket(f) for f in sorted(f for f, n in df.items() if n >= args.min_df)}
-    x = matrix(feats, vocab)
-    print(f"{len(rows)} rows, {len(feats)} examples ({int(y.sum())} attack), {len(vocab)} features "
-          f"in {len(set(vocab.values()))} of {1 << clf.HASH_BITS} buckets")
+# What the forked out-of-fold workers read (set before the fork, inherited copy-on-write).
+_FOLD_STATE: tuple | None = None
 
-    # Out-of-fold scores. Folds follow the row's source family (generated, hand-written, the first
-    # version's corpora, memories, the held-out sets written by other authors, docs): a family is scored by a model that never saw it, which
-    # estimates new phrasings better than random folds over template-made rows would.
-    fold_of_row = np.array([_family(r["id"]) for r in rows]) if args.folds == "source" else \
-        np.random.default_rng(7).integers(0, 5, size=len(rows))
-    row_y = np.array([r["label"] == "attack" for r in rows])
-    wins = Windows(window_bags(rows), vocab)
-    ex_row = np.array(src)
-    row_logit = np.zeros(len(rows))
-    for k in sorted(set(fold_of_row.tolist())):
-        w, b = wins.fit(x, y, ex_row, row_y, fold_of_row != k, args.c, args.neg_windows)
-        te = fold_of_row == k
-        row_logit[te] = wins.row_logits(w, b)[te]
+
+def _fold_logits(k: int | None) -> tuple[int | None, np.ndarray, float]:
+    """Fit without fold ``k`` and score its rows' best windows; ``None`` fits every row and
+    returns the weights themselves."""
+    assert _FOLD_STATE is not None
+    wins, x, y, ex_row, row_y, fold_of_row, c, neg_windows = _FOLD_STATE
+    train = np.ones(len(row_y), dtype=bool) if k is None else fold_of_row != k
+    w, b = wins.fit(x, y, ex_row, row_y, train, c, neg_windows)
+    return k, (w if k is None else wins.row_logits(w, b)[fold_of_row == k]), b
+
+
+def choose_threshold(args: argparse.Namespace, rows: list[dict[str, str]], row_y: np.ndarray,
+                     row_logit: np.ndarray) -> tuple[float, float, float, float]:
+    """The threshold and veto logits at which the whole scanner (rules OR classifier, each row by its
+    out-of-fold best window) detects most within the false-alarm budget, and those rates."""
     if args.save_oof:
         args.save_oof.write_text(json.dumps({r["id"]: float(z) for r, z in zip(rows, row_logit)}))
     # Rules (without the classifier) on each training row: "hard" findings always block, "soft" ones
@@ -260,8 +216,95 @@ def main() -> None:
         print(f"  out-of-fold classifier score {row_logit[i]:+.2f} on training benign: {rows[i]['id']}: {rows[i]['text'][:90]}")
     print(f"out-of-fold: rules alone detect {rule_hit[row_y].mean():.1%} at {rule_hit[~row_y].mean():.1%} false alarms; "
           f"with classifier (logit >= {t_logit:.2f}, veto below {veto_logit:.2f}) {det:.1%} at {fa:.1%} (budget {budget:.1%})")
+    return t_logit, veto_logit, det, fa
 
-    w, b = wins.fit(x, y, ex_row, row_y, np.ones(len(rows), dtype=bool), args.c, args.neg_windows)
+
+def main() -> None:
+    global _FOLD_STATE
+    ap = argparse.ArgumentParser(description=__doc__)
+    # 3, not 1: out of fold (best windows, extra_a..l) c=0.3 68.6%, c=1 68.9%, c=3 69.9% at the same budget
+    ap.add_argument("--c", type=float, default=3.0, help="inverse L2 strength")
+    ap.add_argument("--min-df", type=int, default=2)
+    ap.add_argument("--neg-windows", action=argparse.BooleanOptionalAction, default=True,
+                    help="every window of a benign row is a negative example (the scanner judges each window)")
+    # "none": no out-of-fold pass, the full fit only, written with --threshold and --veto (a threshold
+    # chosen afterwards on a validation batch; the recipe's own choice needs the out-of-fold scores)
+    ap.add_argument("--folds", choices=["source", "random", "none"], default="source")
+    ap.add_argument("--threshold", type=float, help="with --folds none: the probability threshold written")
+    ap.add_argument("--veto", type=float, default=0.0, help="with --folds none: the veto probability written (0: none)")
+    # 1.5%, not 1%: benign template rows (bench/make_train_corpus.py) are held out as one block, so a
+    # template family the other folds never saw counts dozens of times; at 1% the lockdown/setup
+    # templates alone pushed the threshold from p 0.96 to 0.99 and cost 3-4 points on every held-out set.
+    # 1.75% since heldout5/6 joined the training data: the rules alone false-alarm on 21 of their 300 benign
+    # texts, which ate the 1.5% budget (with heldout3 left out no threshold met it). Hold-one-corpus-out over
+    # heldout2-6, full scanner pooled: 1.75% gave 84.4% detection at 3.7% false alarms, 2% 86.3% at 4.7%
+    # (one alarm per two detections), the old recipe at 1.5% 84.0% at 4.4%.
+    ap.add_argument("--max-fa", type=float, default=0.0175, help="scanner false-alarm budget on out-of-fold training benign")
+    # 2.5%, not 0.5%, since rows are scored by their best window as the scanner scores them (whole
+    # texts, scored before, understated benign rows' scores: the old p 0.975 sat near 6% out of fold,
+    # not the 2.5% it was chosen for). At 0.5% the threshold rose to p 0.998; on the three held-out
+    # sets never trained on (heldout7-9, measured before, hence no longer unseen) detection fell from
+    # 75.6% to 64.9% while false alarms fell only from 4.2% to 3.3%: the out-of-fold budget is spent on
+    # the hard benign families (long notes, coding files, web pages), where the rules alone
+    # false-alarm on ~10%.
+    # 1.5% since release 9 (2.5% before): every weight now ships, and a model with all its weights, trained on
+    # heldout7-48, false-alarmed on 6.2% of 3,180 unseen benign texts (heldout49-58, extra_q-x) at the threshold
+    # the 2.5% budget chose (p 0.875; 87.4% detection), against 4.5% at p 0.95 (83.9%); the 10,000-weight
+    # model it replaced scored 81.8% at 5.3% there. 1.5% chose p 0.948 for the heldout7-58 model.
+    ap.add_argument("--max-added-fa", type=float, default=0.015,
+                    help="when the rules alone exceed --max-fa: the classifier may add this much on top of their false alarms")
+    ap.add_argument("--veto-max", type=float, default=VETO_MAX,
+                    help="highest veto probability allowed (0 turns the veto off): below it the classifier demotes "
+                         "pattern hits of scan.model_veto categories, so a high veto excuses real attacks")
+    ap.add_argument("--out", type=Path, default=OUT, help="where to write the model")
+    ap.add_argument("--save-oof", type=Path, help="write each row's out-of-fold best-window logit here (JSON), for comparisons")
+    # Each fit is single-threaded (scipy's sparse products); the folds are independent, so forked
+    # workers give the same scores in a fraction of the time (the full fit runs beside them).
+    ap.add_argument("--jobs", type=int, default=multiprocessing.cpu_count(), help="fits run at once")
+    args = ap.parse_args()
+    t0 = time.time()
+    rows = [json.loads(line) for line in TRAIN.read_text(encoding="utf-8").splitlines() if line.strip()]
+    feats, labels, src = examples(rows)
+    y = np.array(labels, dtype=float)
+    df: dict[str, int] = {}
+    for fs in feats:
+        for f in fs:
+            df[f] = df.get(f, 0) + 1
+    # The hashing trick: a feature's column is its bucket, as at run time (clf.bucket), so features that
+    # share a bucket are fitted together and the shipped table needs no strings.
+    vocab = {f: clf.bucket(f) for f in sorted(f for f, n in df.items() if n >= args.min_df)}
+    x = matrix(feats, vocab)
+    print(f"{len(rows)} rows, {len(feats)} examples ({int(y.sum())} attack), {len(vocab)} features "
+          f"in {len(set(vocab.values()))} of {1 << clf.HASH_BITS} buckets")
+
+    # Out-of-fold scores. Folds follow the row's source family (generated, hand-written, the first
+    # version's corpora, memories, the held-out sets written by other authors, docs): a family is scored by a model that never saw it, which
+    # estimates new phrasings better than random folds over template-made rows would.
+    fold_of_row = np.array([_family(r["id"]) for r in rows]) if args.folds == "source" else \
+        np.random.default_rng(7).integers(0, 5, size=len(rows))
+    row_y = np.array([r["label"] == "attack" for r in rows])
+    wins = Windows(window_bags(rows), vocab)
+    ex_row = np.array(src)
+    row_logit = np.zeros(len(rows))
+    _FOLD_STATE = (wins, x, y, ex_row, row_y, fold_of_row, args.c, args.neg_windows)
+    if args.folds == "none" and args.threshold is None:
+        ap.error("--folds none needs --threshold")
+    jobs: list[int | None] = [None] if args.folds == "none" else [None, *sorted(set(fold_of_row.tolist()))]
+    with multiprocessing.get_context("fork").Pool(max(1, args.jobs)) as pool:
+        for k, out, b in pool.imap_unordered(_fold_logits, jobs):
+            if k is None:
+                w, b_full = out, b
+            else:
+                row_logit[fold_of_row == k] = out
+    print(f"{len(jobs) - 1} out-of-fold fits and the full fit in {time.time() - t0:.0f} s")
+    if args.folds == "none":  # no out-of-fold pass: the threshold and veto are given
+        t_logit = float(np.log(args.threshold / (1 - args.threshold)))
+        veto_logit = float(np.log(args.veto / (1 - args.veto))) if args.veto else -np.inf
+        det = fa = None
+    else:
+        t_logit, veto_logit, det, fa = choose_threshold(args, rows, row_y, row_logit)
+
+    b = b_full
     # int16 buckets: a weight is q * scale, q in [-32767, 32767] (the v2 format rounded weights to 4 decimals)
     scale = float(np.abs(w).max()) / 32767 or 1.0
     q = np.rint(w / scale).astype(np.int16)
@@ -275,7 +318,8 @@ def main() -> None:
                  "trained by bench/train_detector.py on bench/detector_train.jsonl",
         "trained": {"rows": len(rows), "examples": len(feats), "attacks": int(y.sum()), "features": len(vocab),
                     "buckets_used": int(np.count_nonzero(q)), "c": args.c,
-                    "oof_detection": round(float(det), 4), "oof_false_alarms": round(float(fa), 4)},
+                    **({} if det is None or fa is None else
+                       {"oof_detection": round(float(det), 4), "oof_false_alarms": round(float(fa), 4)})},
         "bias": round(b, 4),
         "threshold": round(threshold, 4),
         "veto": veto,
