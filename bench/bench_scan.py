@@ -323,7 +323,10 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "extra_zzzk.jsonl": "84.8% / 6.7%", "extra_zzzl.jsonl": "87.6% / 3.3%", "extra_zzzm.jsonl": "83.8% / 1.4%",
           # measured with release 19's final scanner
           "extra_zzzn.jsonl": "77.6% / 5.2%", "extra_zzzo.jsonl": "87.6% / 12.4%", "extra_zzzp.jsonl": "80.0% / 2.4%",
-          "extra_zzzq.jsonl": "77.1% / 0.5%"}
+          "extra_zzzq.jsonl": "77.1% / 0.5%",
+          # measured with 315402c's scanner (release 19's model)
+          "extra_zzzr.jsonl": "91.7% / 2.5%", "extra_zzzs.jsonl": "87.8% / 3.3%", "extra_zzzt.jsonl": "87.2% / 1.2%",
+          "extra_zzzu.jsonl": "85.6% / 2.5%"}
 TRAIN = ROOT / "bench" / "detector_train.jsonl"
 MEMORIES = ROOT / "bench" / "recall_entries.jsonl"  # everyday memory entries (the recall bench's), all benign
 BASE_CMD = "import memrepo.model.entry"

@@ -96,6 +96,10 @@ parties and staff preferences on the benign side); a security awareness training
 Gujarati, Lithuanian, Tagalog and Urdu (course material quoting attacks; attacks framed as examples that
 then enact them); a newspaper's reader services in Welsh, Tamil, Punjabi, Romanian and Swahili; a customs
 brokerage in Amharic, Ukrainian, Hungarian, Cantonese and Somali (deception without alarm words).
+extra_zzzr-zzzu (written 2026-12-02 on the held-out sets' hard brief, 420 rows each, 240 benign of which
+two thirds close to attacks, 40-45% in six other languages; not yet trained on): small businesses in es, de,
+sw, ro, ko, pt; public services in zh, fr, cs, ta, it, he; technical teams in ja, pl, id, el, nl, hi;
+personal assistants in ar, tr, vi, uk, sv, th.
 The extra_z* files share one fold family.
 Each was measured once by the scanner of its day before it joined (bench/bench_scan.py).
 DOMAIN_BENIGN / DOMAIN_ATTACKS (below) are hand-written agent-domain texts (support, finance, HR,
@@ -142,7 +146,7 @@ DETECT = ROOT / "tests" / "data" / "detect"
 TRAINED_UP_TO = 288
 # Training sets written for the next release: measured once (bench/bench_scan.py's UNSEEN), not yet in the
 # training rows, so that this script rebuilds the rows the shipped model was trained on. Empty it to train on them.
-NOT_YET_TRAINED = frozenset(f"extra_zzz{c}" for c in "nopq")
+NOT_YET_TRAINED = frozenset(f"extra_zzz{c}" for c in "nopqrstu")
 OWN = [DETECT / "corpus.jsonl", DETECT / "holdout.jsonl", DETECT / "heldout2.jsonl", DETECT / "heldout3.jsonl",
        DETECT / "heldout4.jsonl", DETECT / "heldout5.jsonl", DETECT / "heldout6.jsonl",
        *sorted(p for p in (ROOT / "bench" / "train_extra").glob("extra_*.jsonl") if p.stem not in NOT_YET_TRAINED),
