@@ -402,7 +402,8 @@ def _first_match(rule: Rule, text: str, index: TextIndex, branches: tuple[Branch
 
 class QuotedExamples(NamedTuple):
     """``scan.quoted_examples``: a match of these categories inside quotation marks, in a text
-    whose words outside the quotes name it an example (``cues``), is quoted, not ordered."""
+    whose words outside the quotes name it an example (``cues``) or disown it (``disown_cues``),
+    is quoted, not ordered."""
 
     categories: frozenset[str]
     cue_source: str  # compiled on first use: most scans never meet a quoted match
