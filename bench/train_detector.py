@@ -169,8 +169,6 @@ def choose_threshold(args: argparse.Namespace, rows: list[dict[str, str]], row_y
                      row_logit: np.ndarray) -> tuple[float, float, float, float]:
     """The threshold and veto logits at which the whole scanner (rules OR classifier, each row by its
     out-of-fold best window) detects most within the false-alarm budget, and those rates."""
-    if args.save_oof:
-        args.save_oof.write_text(json.dumps({r["id"]: float(z) for r, z in zip(rows, row_logit)}))
     # Rules (without the classifier) on each training row: "hard" findings always block, "soft" ones
     # (veto categories, raw text) block unless the classifier is confident the text is benign.
     from memrepo.resources import default_policy_files
@@ -262,6 +260,8 @@ def main() -> None:
     # workers give the same scores in a fraction of the time (the full fit runs beside them).
     ap.add_argument("--jobs", type=int, default=multiprocessing.cpu_count(), help="fits run at once")
     args = ap.parse_args()
+    if args.folds == "none" and not (args.threshold is not None and 0 < args.threshold < 1 and 0 <= args.veto < 1):
+        ap.error("--folds none needs --threshold P with 0 < P < 1 (and --veto P with 0 <= P < 1)")
     t0 = time.time()
     rows = [json.loads(line) for line in TRAIN.read_text(encoding="utf-8").splitlines() if line.strip()]
     feats, labels, src = examples(rows)
@@ -287,13 +287,11 @@ def main() -> None:
     ex_row = np.array(src)
     row_logit = np.zeros(len(rows))
     _FOLD_STATE = (wins, x, y, ex_row, row_y, fold_of_row, args.c, args.neg_windows)
-    if args.folds == "none" and args.threshold is None:
-        ap.error("--folds none needs --threshold")
     jobs: list[int | None] = [None] if args.folds == "none" else [None, *sorted(set(fold_of_row.tolist()))]
     with multiprocessing.get_context("fork").Pool(max(1, args.jobs)) as pool:
-        for k, out, b in pool.imap_unordered(_fold_logits, jobs):
+        for k, out, bias in pool.imap_unordered(_fold_logits, jobs):
             if k is None:
-                w, b_full = out, b
+                w, b = out, bias
             else:
                 row_logit[fold_of_row == k] = out
     print(f"{len(jobs) - 1} out-of-fold fits and the full fit in {time.time() - t0:.0f} s")
@@ -302,9 +300,10 @@ def main() -> None:
         veto_logit = float(np.log(args.veto / (1 - args.veto))) if args.veto else -np.inf
         det = fa = None
     else:
+        if args.save_oof:
+            args.save_oof.write_text(json.dumps({r["id"]: float(z) for r, z in zip(rows, row_logit)}))
         t_logit, veto_logit, det, fa = choose_threshold(args, rows, row_y, row_logit)
 
-    b = b_full
     # int16 buckets: a weight is q * scale, q in [-32767, 32767] (the v2 format rounded weights to 4 decimals)
     scale = float(np.abs(w).max()) / 32767 or 1.0
     q = np.rint(w / scale).astype(np.int16)
