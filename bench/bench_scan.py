@@ -49,7 +49,8 @@ HELDOUT = {2: "tuned on", 3: "tuned on", 4: "tuned on", 5: "tuned and trained on
            **{n: "rules informed by its false alarms; release 20's threshold validation, never trained on" for n in range(329, 337)},
            **{n: "rules informed by its false alarms, never trained on" for n in range(337, 345)},
            **{n: "rules informed by its false alarms, never trained on" for n in range(345, 353)},
-           **{n: "never tuned or trained on" for n in range(353, 361)}}
+           **{n: "rules informed by its false alarms, never trained on" for n in range(353, 361)},
+           **{n: "rules informed by its false alarms, never trained on" for n in range(361, 369)}}
 EXTRA = sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))  # written for training only
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
 UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
@@ -275,6 +276,11 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "heldout355.jsonl": "94.0% / 3.3%", "heldout356.jsonl": "88.0% / 2.7%",
           "heldout357.jsonl": "90.7% / 5.3%", "heldout358.jsonl": "93.3% / 2.7%",
           "heldout359.jsonl": "88.7% / 1.3%", "heldout360.jsonl": "93.3% / 4.0%",
+          # heldout361-368, commissioned at the start of the 2026-12-02 third session: release 19 with c818268's rules
+          "heldout361.jsonl": "86.7% / 2.7%", "heldout362.jsonl": "92.7% / 4.7%",
+          "heldout363.jsonl": "94.0% / 2.7%", "heldout364.jsonl": "93.3% / 4.0%",
+          "heldout365.jsonl": "92.7% / 2.7%", "heldout366.jsonl": "87.3% / 2.7%",
+          "heldout367.jsonl": "87.3% / 2.7%", "heldout368.jsonl": "90.7% / 4.0%",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
           "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",
