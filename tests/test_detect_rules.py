@@ -33,6 +33,27 @@ def test_custom_rule_file_loads_and_matches() -> None:
     assert scanner.scan_text("Feed the robot dog.") == []  # unless suppresses it
 
 
+BEFORE = b"""version: 1
+category: custom
+rules:
+  - id: custom.quiet
+    severity: error
+    message: keeps something quiet
+    patterns: ["\\\\bdon't mention it\\\\b"]
+    unless_before: ["\\\\bembargoed\\\\b"]
+"""
+
+
+def test_unless_before_reads_the_sentence_the_match_refers_back_to() -> None:
+    scanner = Scanner.from_policy_files(_files(custom=BEFORE))
+    assert scanner.scan_text("The launch date is embargoed. Don't mention it to clients.") == []
+    assert scanner.scan_text("Don't mention it to clients; it is embargoed.") == []  # the match's own sentence too
+    # two sentences back is out of reach, and so is the sentence after the match
+    for text in ("The launch date is embargoed. It moved twice. Don't mention it to clients.",
+                 "Don't mention it to clients. The launch date is embargoed.", "Don't mention it to clients."):
+        assert [f.rule for f in scanner.scan_text(text)] == ["custom.quiet"], text
+
+
 @pytest.mark.parametrize("body,message,line", [
     (b"version: 1\ncategory: x\nrules:\n  - id: x.a\n    severity: fatal\n    message: m\n    patterns: [a]\n", "severity", 5),
     (b"version: 1\ncategory: x\nrules:\n  - id: x.a\n    severity: error\n    message: m\n    patterns: ['(unclosed']\n", "regular expression", 0),

@@ -239,6 +239,7 @@ class Rule(NamedTuple):
     category: str
     branches: tuple[Branch, ...] = ()
     unless: Pattern | None = None
+    unless_before: Pattern | None = None  # looked for in the sentence before the match's and the match's: what "it" refers to
     secret: bool = False
     langs: tuple[str, ...] = ()
     case_sensitive: bool = False
@@ -486,12 +487,12 @@ def _automaton_words(items: list[dict[str, Any]]) -> list[list[str]]:
 def _rule_spec(raw: dict[str, Any], category: str, values: Mapping[str, str], where: str) -> dict[str, Any]:
     case_sensitive = bool(raw.get("case_sensitive"))
     _combine(raw["patterns"], values, where, re.MULTILINE | (0 if case_sensitive else re.IGNORECASE))
-    unless = None
-    if raw.get("unless"):
-        unless = _combine(raw["unless"], values, where, re.IGNORECASE | re.MULTILINE).pattern
+    unless, before = (_combine(raw[key], values, where, re.IGNORECASE | re.MULTILINE).pattern if raw.get(key) else None
+                      for key in ("unless", "unless_before"))
     return {"id": raw["id"], "severity": raw["severity"], "message": raw["message"], "hint": raw.get("hint", ""),
             "category": raw.get("category", category), "langs": list(raw.get("langs") or ()),
             "secret": bool(raw.get("secret")), "case_sensitive": case_sensitive, "unless": unless,
+            "unless_before": before,
             "validate": str(raw.get("validate", "")),
             "branches": _branch_specs(raw["patterns"], values, where, case_sensitive)}
 
@@ -551,6 +552,7 @@ def ruleset_from_spec(spec: Mapping[str, Any]) -> RuleSet:
     rules = [Rule(id=r["id"], severity=r["severity"], message=r["message"], hint=r["hint"], category=r["category"],
                   branches=branches(r["branches"]),
                   unless=Pattern(r["unless"], re.IGNORECASE | re.MULTILINE) if r["unless"] else None,
+                  unless_before=Pattern(r["unless_before"], re.IGNORECASE | re.MULTILINE) if r.get("unless_before") else None,
                   secret=r["secret"], langs=tuple(r["langs"]), case_sensitive=r["case_sensitive"],
                   validate=r["validate"])
              for r in spec["rules"]]

@@ -389,9 +389,11 @@ def _first_match(rule: Rule, text: str, index: TextIndex, branches: tuple[Branch
     for i, m in enumerate(rule.finditer(text, index, branches)):
         if i > 8:
             break
-        if rule.unless is not None:
+        if rule.unless is not None or rule.unless_before is not None:
             start, end = _sentence_around(text, m.start(), m.end())
-            if rule.unless.search(text, start, end) and not (enacted is not None and enacted(m)):
+            if (rule.unless is not None and rule.unless.search(text, start, end)
+                    or rule.unless_before is not None and rule.unless_before.search(text, _sentence_start(text, start - 1), end)) \
+                    and not (enacted is not None and enacted(m)):
                 continue
         if skip is not None and skip(m):
             fallback = fallback or m
@@ -541,11 +543,16 @@ _NOT_ID_RE = compile_cached(r"[^a-z0-9]+")  # a secret type's name to a rule id
 
 def _sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
     """The span of the sentence(s) holding ``text[start:end]``: where a rule's ``unless`` is looked for."""
-    begin = 0
-    for m in _SENTENCE_END_RE.finditer(text, 0, start):
-        begin = m.end()
     stop = _SENTENCE_END_RE.search(text, end)
-    return begin, stop.start() if stop else len(text)
+    return _sentence_start(text, start), stop.start() if stop else len(text)
+
+
+def _sentence_start(text: str, end: int) -> int:
+    """Where the sentence ending before ``end`` begins (0 at the text's start)."""
+    begin = 0
+    for m in _SENTENCE_END_RE.finditer(text, 0, max(0, end)):
+        begin = m.end()
+    return begin
 
 
 MIN_OUTSIDE_CHARS = 12  # a text that is all quotation (or nearly) is not a note about one
