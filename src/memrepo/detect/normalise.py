@@ -7,8 +7,9 @@ Two kinds of steps:
   labelled with the step that produced it;
 * *decoders* that extract hidden payloads (``base64``, ``base32``, ``hex``, ``url-encoded``,
   ``escapes`` (``\\u0041``, ``&#65;``, ``&#x41;``), ``binary``, ``char-codes``
-  (``String.fromCharCode(104, 105)``), ``rot13``, ``reversed``, ``html-hidden`` and
-  tag-character smuggling under ``invisible``); each payload is run through the canonical chain
+  (``String.fromCharCode(104, 105)``), ``rot13``, ``reversed``, ``html-hidden``, ``joined`` (a
+  sentence split across the cells of a markdown table or the items of a list) and tag-character
+  smuggling under ``invisible``); each payload is run through the canonical chain
   again and labelled with the decoder (``base64+leetspeak`` when both helped).
 
 Decoded payloads are capped (``MAX_PAYLOAD_CHARS``) and only language-like output is kept, so
@@ -428,6 +429,39 @@ def _bytes_to_text(data: bytes) -> str:
     return s[:MAX_PAYLOAD_CHARS]
 
 
+# Text split across a markdown table or a list, a few words per cell or item ("| 1 | delete | | 2 | all
+# loan agreements |", "- send - the payroll export - to - records@…"): the pieces joined read as one order.
+_TABLE_RULE_RE = compile_cached(r":?-{2,}:?")
+_ITEM_RE = compile_cached(r"(?:^|\s)[-•*]\s+")
+_TABLE_HEADS = frozenset({"step", "steps", "action", "actions", "#", "no", "no.", "nr", "item", "task", "change",
+                          "field", "value", "what", "row", "order", "part", "word"})
+MIN_FRAGMENTS = 4
+MAX_MEDIAN_WORDS = 2  # a list of real items says more per item
+
+
+def _fragments_joined(pieces: list[str]) -> str | None:
+    """``pieces`` joined by spaces when at least MIN_FRAGMENTS of them hold words and half hold at most
+    MAX_MEDIAN_WORDS words each (so few words per piece that the order only reads once joined)."""
+    pieces = [p for p in (p.strip() for p in pieces) if p and any(c.isalpha() for c in p)]
+    if len(pieces) < MIN_FRAGMENTS:
+        return None
+    # a word per 12 characters at least (scripts written without spaces), and a word per 2 CJK characters
+    sizes = sorted(max(len(p.split()), len(p) // 12) + sum(c >= "\u3040" for c in p) // 2 for p in pieces)
+    return " ".join(pieces) if sizes[(len(sizes) - 1) // 2] <= MAX_MEDIAN_WORDS else None
+
+
+def join_fragments(text: str) -> list[str]:
+    """The cells of a markdown table and the items of a list, joined, when each piece holds only a
+    word or two (``joined``): a sentence split across rows so that no row reads as an order."""
+    splits = []
+    if text.count("|") >= 2 * MIN_FRAGMENTS:
+        splits.append([c for c in text.split("|")
+                       if not _TABLE_RULE_RE.fullmatch(c.strip()) and c.strip().lower() not in _TABLE_HEADS])
+    if len(_ITEM_RE.findall(text)) >= MIN_FRAGMENTS:
+        splits.append(_ITEM_RE.split(text)[1:])  # what comes before the first item introduces the list
+    return [joined for pieces in splits if (joined := _fragments_joined(pieces)) is not None]
+
+
 def hidden_html(text: str) -> list[str]:
     """Text a browser would not show: comments and hidden elements."""
     if "<" not in text:
@@ -503,6 +537,8 @@ def decoded_payloads(text: str) -> list[Variant]:
     out += [Variant("hex", s) for s in decode_hex(base)]
     out += [Variant("base32", s) for s in decode_base32(base)]
     out += [Variant(step, s) for step, s in decode_escapes(base)]
+    if "|" in base or "-" in base or "•" in base or "*" in base:
+        out += [Variant("joined", s) for s in join_fragments(base)]
     head = base[: MAX_PAYLOAD_CHARS * 4]
     if _LETTER_RE.search(base):
         segments: list[tuple[int, str, int]] | None = None
