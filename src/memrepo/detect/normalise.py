@@ -446,7 +446,8 @@ def _fragments_joined(pieces: list[str]) -> str | None:
     if len(pieces) < MIN_FRAGMENTS:
         return None
     # a word per 12 characters at least (scripts written without spaces), and a word per 2 CJK characters
-    sizes = sorted(max(len(p.split()), len(p) // 12) + sum(c >= "\u3040" for c in p) // 2 for p in pieces)
+    sizes = sorted(max(len(p.split()), len(p) // 12) + (sum(c >= "\u3040" for c in p) // 2 if max(p) >= "\u3040" else 0)
+                   for p in pieces)
     return " ".join(pieces) if sizes[(len(sizes) - 1) // 2] <= MAX_MEDIAN_WORDS else None
 
 
@@ -457,8 +458,10 @@ def join_fragments(text: str) -> list[str]:
     if text.count("|") >= 2 * MIN_FRAGMENTS:
         splits.append([c for c in text.split("|")
                        if not _TABLE_RULE_RE.fullmatch(c.strip()) and c.strip().lower() not in _TABLE_HEADS])
-    if len(_ITEM_RE.findall(text)) >= MIN_FRAGMENTS:
-        splits.append(_ITEM_RE.split(text)[1:])  # what comes before the first item introduces the list
+    if text.count("- ") + text.count("• ") + text.count("* ") >= MIN_FRAGMENTS:
+        items = _ITEM_RE.split(text)[1:]  # what comes before the first item introduces the list
+        if len(items) >= MIN_FRAGMENTS:
+            splits.append(items)
     return [joined for pieces in splits if (joined := _fragments_joined(pieces)) is not None]
 
 
@@ -537,8 +540,7 @@ def decoded_payloads(text: str) -> list[Variant]:
     out += [Variant("hex", s) for s in decode_hex(base)]
     out += [Variant("base32", s) for s in decode_base32(base)]
     out += [Variant(step, s) for step, s in decode_escapes(base)]
-    if "|" in base or "-" in base or "•" in base or "*" in base:
-        out += [Variant("joined", s) for s in join_fragments(base)]
+    out += [Variant("joined", s) for s in join_fragments(base)]
     head = base[: MAX_PAYLOAD_CHARS * 4]
     if _LETTER_RE.search(base):
         segments: list[tuple[int, str, int]] | None = None

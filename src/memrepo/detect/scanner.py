@@ -548,7 +548,8 @@ def _sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def _sentence_start(text: str, end: int) -> int:
-    """Where the sentence ending before ``end`` begins (0 at the text's start)."""
+    """Where the sentence holding position ``end`` begins: after the last sentence end before it (0 if none).
+    ``_sentence_start(text, begin - 1)`` of a sentence starting at ``begin`` is where the one before it starts."""
     begin = 0
     for m in _SENTENCE_END_RE.finditer(text, 0, max(0, end)):
         begin = m.end()
