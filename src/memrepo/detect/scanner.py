@@ -70,7 +70,7 @@ class Scanner:
     def __init__(self, ruleset: RuleSet, *, max_entry_bytes: int = 65536, score_threshold: float = DEFAULT_THRESHOLD,
                  skill_limits: SkillLimits | None = None, model: Model | None = None,
                  veto_targets: tuple[str, ...] = (), quoted: QuotedExamples | None = None,
-                 score_model_floor: float | None = None) -> None:
+                 score_model_floor: float | None = None, veto_never: str = "") -> None:
         self.ruleset = ruleset
         self.max_entry_bytes = max_entry_bytes
         self.score_threshold = score_threshold
@@ -78,6 +78,7 @@ class Scanner:
         self.model = model
         self.veto_targets = veto_targets  # scan.model_veto: categories and rule ids
         self.score_model_floor = score_model_floor  # scan.score_model_floor
+        self.veto_never = veto_never  # scan.model_veto_never: an alternation, compiled on first use
         self.quoted = quoted
 
     @classmethod
@@ -100,7 +101,8 @@ class Scanner:
                    score_threshold=settings["score_threshold"], skill_limits=SkillLimits(**settings["skill_limits"]),
                    model=model, veto_targets=tuple(settings["model_veto"]),
                    quoted=QuotedExamples.from_settings(settings.get("quoted_examples")),
-                   score_model_floor=settings.get("score_model_floor"))
+                   score_model_floor=settings.get("score_model_floor"),
+                   veto_never=_alternation(settings.get("model_veto_never") or ()))
 
     # -- text -------------------------------------------------------------------------------
 
@@ -124,8 +126,10 @@ class Scanner:
         return list(found.values())
 
     def vetoable(self, f: Finding) -> bool:
-        """A match in the raw text of a category or rule listed in ``scan.model_veto``."""
-        return (f.category in self.veto_targets or f.rule in self.veto_targets) and f.normalisation == ""
+        """A match in the raw text of a category or rule listed in ``scan.model_veto``, unless its
+        excerpt is one ``scan.model_veto_never`` names (the phrase itself, whatever the framing)."""
+        return (f.category in self.veto_targets or f.rule in self.veto_targets) and f.normalisation == "" and not (
+            self.veto_never and compile_cached(self.veto_never, re.IGNORECASE).search(f.excerpt))
 
     def veto_level(self, f: Finding) -> float | None:
         """The probability below which the learned layer demotes the blocking finding ``f`` (None: never).
@@ -600,6 +604,7 @@ def _build_spec(files: Mapping[str, bytes]) -> dict[str, Any]:
                 "model": str(scan.get("model", DEFAULT_MODEL)) if scan.get("model", DEFAULT_MODEL) else "",
                 "model_threshold": float(scan["model_threshold"]) if scan.get("model_threshold") is not None else None,
                 "model_veto": [str(c) for c in scan.get("model_veto") or ()],
+                "model_veto_never": [str(c) for c in scan.get("model_veto_never") or ()],
                 "score_model_floor": float(scan["score_model_floor"]) if scan.get("score_model_floor") is not None else None,
                 "quoted_examples": scan.get("quoted_examples"),
                 "skill_limits": limits}
@@ -634,6 +639,16 @@ def _scan_section(doc: dict[str, Any]) -> dict[str, Any]:
     if veto is not None and (not isinstance(veto, list) or not all(isinstance(c, str) for c in veto)):
         raise ParseError("scan.model_veto must be a list of categories or rule ids", where="policies/policy.yaml",
                          hint="e.g. [override.ignore-instructions, scoring]")
+    never = scan.get("model_veto_never")
+    if never is not None and (not isinstance(never, list) or not all(isinstance(c, str) for c in never)):
+        raise ParseError("scan.model_veto_never must be a list of regular expressions", where="policies/policy.yaml",
+                         hint="e.g. ['\\bignore previous instructions\\b']")
+    for pattern in never or ():
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ParseError(f"scan.model_veto_never: {exc} in {pattern[:60]!r}", where="policies/policy.yaml",
+                             hint="fix the regular expression (Python re syntax)") from None
     if "model" in scan and not isinstance(scan["model"], (str, type(None))):
         raise ParseError("scan.model must be a path under policies/ or null", where="policies/policy.yaml",
                          hint="e.g. models/injection.json; null turns the classifier off")
