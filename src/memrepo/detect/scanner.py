@@ -624,6 +624,18 @@ def _policy_doc(files: Mapping[str, bytes]) -> dict[str, Any]:
     return doc if isinstance(doc, dict) else {}
 
 
+def _check_patterns(value: Any, key: str, example: str) -> None:
+    """``scan.<key>`` must be a list of regular expressions (matched case-insensitively)."""
+    if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
+        raise ParseError(f"scan.{key} must be a list of regular expressions", where="policies/policy.yaml",
+                         hint=f"e.g. {example}")
+    try:
+        re.compile(_alternation(value))
+    except re.error as exc:
+        raise ParseError(f"scan.{key}: not a regular expression: {exc}", where="policies/policy.yaml",
+                         hint="each entry is a Python regular expression (case-insensitive)") from None
+
+
 def _scan_section(doc: dict[str, Any]) -> dict[str, Any]:
     scan = doc.get("scan")
     if scan is None:
@@ -639,16 +651,8 @@ def _scan_section(doc: dict[str, Any]) -> dict[str, Any]:
     if veto is not None and (not isinstance(veto, list) or not all(isinstance(c, str) for c in veto)):
         raise ParseError("scan.model_veto must be a list of categories or rule ids", where="policies/policy.yaml",
                          hint="e.g. [override.ignore-instructions, scoring]")
-    never = scan.get("model_veto_never")
-    if never is not None and (not isinstance(never, list) or not all(isinstance(c, str) for c in never)):
-        raise ParseError("scan.model_veto_never must be a list of regular expressions", where="policies/policy.yaml",
-                         hint="e.g. ['\\bignore previous instructions\\b']")
-    for pattern in never or ():
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ParseError(f"scan.model_veto_never: {exc} in {pattern[:60]!r}", where="policies/policy.yaml",
-                             hint="fix the regular expression (Python re syntax)") from None
+    if "model_veto_never" in scan:
+        _check_patterns(scan["model_veto_never"], "model_veto_never", "['\\bignore previous instructions\\b']")
     if "model" in scan and not isinstance(scan["model"], (str, type(None))):
         raise ParseError("scan.model must be a path under policies/ or null", where="policies/policy.yaml",
                          hint="e.g. models/injection.json; null turns the classifier off")
@@ -658,17 +662,8 @@ def _scan_section(doc: dict[str, Any]) -> dict[str, Any]:
                                                    for k in ("categories", "cues")):
             raise ParseError("scan.quoted_examples must have lists categories: and cues:", where="policies/policy.yaml",
                              hint="e.g. {categories: [override, role], cues: ['example', 'injection']}")
-        optional = {key: quoted.get(key, []) for key in ("enact_cues", "disown_cues")}
-        for key, cues in optional.items():
-            if not isinstance(cues, list) or not all(isinstance(c, str) for c in cues):
-                raise ParseError(f"scan.quoted_examples.{key} must be a list of regular expressions", where="policies/policy.yaml",
-                                 hint="e.g. ['follow (?:it|this)', 'act on it']")
-        for key, cues in (("cues", quoted["cues"]), *optional.items()):
-            try:
-                re.compile(_alternation(cues))
-            except re.error as exc:
-                raise ParseError(f"scan.quoted_examples.{key}: not a regular expression: {exc}", where="policies/policy.yaml",
-                                 hint="each cue is a Python regular expression (case-insensitive)") from None
+        for key in ("cues", "enact_cues", "disown_cues"):
+            _check_patterns(quoted.get(key, []), f"quoted_examples.{key}", "['follow (?:it|this)', 'act on it']")
     skill = scan.get("skill")
     if skill is not None and (not isinstance(skill, dict) or any(isinstance(v, bool) or not isinstance(v, int) for v in skill.values())):
         raise ParseError("scan.skill must map limit names to integers", where="policies/policy.yaml",
