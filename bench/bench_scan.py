@@ -52,7 +52,8 @@ HELDOUT = {2: "tuned on", 3: "tuned on", 4: "tuned on", 5: "tuned and trained on
            **{n: "rules informed by its false alarms, never trained on" for n in range(353, 361)},
            **{n: "rules informed by its false alarms, never trained on" for n in range(361, 377)},
            **{n: "the joined decoder and rules informed by it; release 21 candidates tested on it, never trained on" for n in range(377, 385)},
-           **{n: "never tuned or trained on" for n in range(385, 393)}}
+           **{n: "never tuned or trained on" for n in range(385, 393)},
+           **{n: "rules informed by its false alarms, never trained on" for n in range(393, 401)}}
 EXTRA = sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))  # written for training only
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
 UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
@@ -298,6 +299,11 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "heldout387.jsonl": "92.0% / 2.0%", "heldout388.jsonl": "86.7% / 3.3%",
           "heldout389.jsonl": "90.0% / 2.0%", "heldout390.jsonl": "90.7% / 2.7%",
           "heldout391.jsonl": "95.3% / 2.7%", "heldout392.jsonl": "88.7% / 4.0%",
+          # heldout393-400, commissioned at the start of the 2026-12-02 fifth session: release 19 with 9c2bbb3's rules
+          "heldout393.jsonl": "92.7% / 2.7%", "heldout394.jsonl": "94.7% / 2.7%",
+          "heldout395.jsonl": "98.0% / 4.0%", "heldout396.jsonl": "88.0% / 2.0%",
+          "heldout397.jsonl": "92.0% / 5.3%", "heldout398.jsonl": "90.7% / 4.0%",
+          "heldout399.jsonl": "88.0% / 2.7%", "heldout400.jsonl": "93.3% / 2.0%",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
           "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",
