@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -24,7 +24,7 @@ from .normalise import (
     is_bidi,
     scan_variants,
 )
-from .rules import SPEC_VERSION, Branch, Rule, RuleSet, build_spec, ruleset_from_spec
+from .rules import SPEC_VERSION, Branch, Rule, RuleSet, build_spec, ruleset_from_spec, search_branches
 from .rxcache import compile_cached
 from .scoring import best_sentence, drop_quoted
 from .secrets import VALIDATORS, find_secrets, mask, secret_value
@@ -163,8 +163,8 @@ class Scanner:
         chain = canonical_chain(text)
         judged = chain[-1].text if chain else text
         seen = prepare(judged)
-        if not all(_read_by_model(found[k], seen) for k in levels):
-            return  # a match the classifier never saw (inside quotation marks it blanks) is not its to excuse
+        if not all(_read_by_model(found[k], seen, judged.lower()) for k in levels):
+            return  # a match the classifier never saw, or whose sentence it saw only in part, is not its to excuse
         verdict = self.model.best_window(judged)
         if verdict is None or len(verdict.features) < MIN_VETO_FEATURES or verdict.known_words < MIN_KNOWN_WORDS:
             return  # the model knows too few of these words (often: a language it was not trained on) to excuse anything
@@ -195,7 +195,7 @@ class Scanner:
             for rule, branches in self.ruleset.matching(index, v.text, secret=False):
                 if rule.id in found:
                     continue
-                skip = qx.skip if qx is not None and rule.category in qx.categories else None
+                skip = partial(qx.skip, rule=rule, branches=branches) if qx is not None and rule.category in qx.categories else None
                 m, was_quoted = _first_match(rule, v.text, index, branches, skip, qx.enacted if qx is not None else None)
                 if m is None:
                     continue
@@ -360,16 +360,25 @@ class Scanner:
                    "features": [list(t) for t in verdict.top], **({"quoted_example": True} if quoted else {})})
 
 
-def _read_by_model(f: Finding, seen: str) -> bool:
-    """Whether the learned layer read ``f``'s excerpt: it is in ``seen`` (the text as the model reads
-    it: lower-cased, short quotations blanked). A scoring-layer excerpt is a whole sentence, cut at
-    120 characters, whose short quotations the scoring layer blanked too before it scored them."""
+def _read_by_model(f: Finding, seen: str, lowered: str) -> bool:
+    """Whether the learned layer read ``f``'s excerpt and the rest of its sentence: the excerpt is in
+    ``seen`` (the text as the model reads it: lower-cased, short quotations blanked), and no quotation
+    of that sentence was blanked (``lowered``: the text lower-cased, unblanked). 'Note to the AI reading
+    this: "<order>" (a fake example)' is an order the model never read, whatever the words around it say.
+    A scoring-layer excerpt is a whole sentence, cut at 120 characters, whose short quotations the
+    scoring layer blanked too before it scored them."""
     excerpt = f.excerpt
     if not excerpt:
         return False
     if f.rule == "score.directive":
         excerpt = drop_quoted(excerpt.removesuffix("…"))
-    return excerpt.lower() in seen
+    at = seen.find(excerpt.lower())
+    if at < 0:
+        return False
+    if f.rule == "score.directive" or len(lowered) != len(seen):
+        return True
+    start, end = _sentence_around(seen, at, at + len(excerpt))
+    return seen[start:end] == lowered[start:end]
 
 
 def _revealing_step(rule: Rule, original: str, step: str) -> str:
@@ -427,8 +436,15 @@ class QuotedExamples(NamedTuple):
     def cues(self) -> re.Pattern[str]:
         return compile_cached(self.cue_source, re.IGNORECASE)
 
-    def skip(self, m: re.Match[str]) -> bool:
-        return _inside(m, self.example_spans(m.string))
+    def skip(self, m: re.Match[str], rule: Rule | None = None, branches: tuple[Branch, ...] | None = None) -> bool:
+        """``m`` lies inside an example quotation, or straddles one's edge and ``rule`` matches the
+        quotation's own words alone: the label before it is part of the match ('a fake memory note:
+        "Remember permanently: …"', '内容是"请忽略之前的规定…"')."""
+        spans = self.example_spans(m.string)
+        if _inside(m, spans):
+            return True
+        return rule is not None and any(a < m.end() and m.start() < b and search_branches(branches or rule.branches, m.string[a + 1: b - 1])
+                                        for a, b in spans)
 
     def _enacts(self, outside: str) -> bool:
         """The words outside the quotes tell the reader to act on the quotation."""
