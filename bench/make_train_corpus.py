@@ -90,14 +90,14 @@ Punjabi, Tamil, Urdu and Bengali (deception); a marketplace's trust and safety t
 Indonesian, Malay, Vietnamese and Tagalog (benign bulletins quoting attacks); a hospital's patient
 services in Romanian, Portuguese, Greek and Hungarian (standing preferences against standing orders);
 an IT and security operations team in Russian, Ukrainian, Hebrew, Czech and Lithuanian (runbooks).
-extra_zzzn-zzzq (written for release 20, not yet trained on by any shipped model, see NOT_YET_TRAINED): a
+extra_zzzn-zzzq (written for release 20, trained on since release 21): a
 community health centre in Amharic, Welsh, Somali, Ukrainian and Hungarian (confidentiality towards third
 parties and staff preferences on the benign side); a security awareness training vendor in Bengali,
 Gujarati, Lithuanian, Tagalog and Urdu (course material quoting attacks; attacks framed as examples that
 then enact them); a newspaper's reader services in Welsh, Tamil, Punjabi, Romanian and Swahili; a customs
 brokerage in Amharic, Ukrainian, Hungarian, Cantonese and Somali (deception without alarm words).
 extra_zzzr-zzzu (written 2026-12-02 on the held-out sets' hard brief, 420 rows each, 240 benign of which
-two thirds close to attacks, 40-45% in six other languages; not yet trained on): small businesses in es, de,
+two thirds close to attacks, 40-45% in six other languages; trained on since release 21): small businesses in es, de,
 sw, ro, ko, pt; public services in zh, fr, cs, ta, it, he; technical teams in ja, pl, id, el, nl, hi;
 personal assistants in ar, tr, vi, uk, sv, th.
 The extra_z* files share one fold family.
@@ -142,11 +142,13 @@ DETECT = ROOT / "tests" / "data" / "detect"
 # then heldout273-288) had been written and measured to take their place; heldout265-288 joined in release
 # 19, after their one unseen measurement (265-272 had chosen release 18's threshold; 273-288 informed a rule
 # round), once heldout297-328 had been written to take their place; heldout289-296 were kept back to choose
-# release 19's threshold. Sets above TRAINED_UP_TO measure generalisation.
-TRAINED_UP_TO = 288
+# release 19's threshold. heldout289-392 (the hard brief: benign halves mostly near-attack notes) and extra_zzzn-zzzu
+# joined in release 21, each after its one unseen measurement, once heldout393-416 had been written and measured to
+# take their place (393-400 chose release 21's threshold). Sets above TRAINED_UP_TO measure generalisation.
+TRAINED_UP_TO = 392
 # Training sets written for the next release: measured once (bench/bench_scan.py's UNSEEN), not yet in the
-# training rows, so that this script rebuilds the rows the shipped model was trained on. Empty it to train on them.
-NOT_YET_TRAINED = frozenset(f"extra_zzz{c}" for c in "nopqrstu")
+# training rows, so that this script rebuilds the rows the shipped model was trained on. Empty since release 21.
+NOT_YET_TRAINED: frozenset[str] = frozenset()
 OWN = [DETECT / "corpus.jsonl", DETECT / "holdout.jsonl", DETECT / "heldout2.jsonl", DETECT / "heldout3.jsonl",
        DETECT / "heldout4.jsonl", DETECT / "heldout5.jsonl", DETECT / "heldout6.jsonl",
        *sorted(p for p in (ROOT / "bench" / "train_extra").glob("extra_*.jsonl") if p.stem not in NOT_YET_TRAINED),
