@@ -439,7 +439,7 @@ class QuotedExamples(NamedTuple):
     def skip(self, m: re.Match[str], rule: Rule | None = None, branches: tuple[Branch, ...] | None = None) -> bool:
         """``m`` lies inside an example quotation, or straddles one's edge and ``rule`` matches the
         quotation's own words alone: the label before it is part of the match ('a fake memory note:
-        "Remember permanently: …"', '内容是"请忽略之前的规定…"')."""
+        "Remember permanently: …"'). A match that needs words outside the quotation is not excused."""
         spans = self.example_spans(m.string)
         if _inside(m, spans):
             return True
