@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from functools import lru_cache, partial
+from functools import lru_cache
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -195,7 +195,7 @@ class Scanner:
             for rule, branches in self.ruleset.matching(index, v.text, secret=False):
                 if rule.id in found:
                     continue
-                skip = partial(qx.skip, rule=rule, branches=branches) if qx is not None and rule.category in qx.categories else None
+                skip = qx.skip if qx is not None and rule.category in qx.categories else None
                 m, was_quoted = _first_match(rule, v.text, index, branches, skip, qx.enacted if qx is not None else None)
                 if m is None:
                     continue
@@ -393,7 +393,7 @@ def _revealing_step(rule: Rule, original: str, step: str) -> str:
 
 
 def _first_match(rule: Rule, text: str, index: TextIndex, branches: tuple[Branch, ...] | None = None,
-                 skip: Callable[[re.Match[str]], bool] | None = None,
+                 skip: Callable[[re.Match[str], Rule, tuple[Branch, ...] | None], bool] | None = None,
                  enacted: Callable[[re.Match[str]], bool] | None = None) -> tuple[re.Match[str] | None, bool]:
     """The first match not excused by the rule's ``unless``; a match ``skip`` excuses (a quoted
     example) is returned with True only when no other match is left. ``enacted``: true of a quoted
@@ -408,7 +408,7 @@ def _first_match(rule: Rule, text: str, index: TextIndex, branches: tuple[Branch
                     or rule.unless_before is not None and rule.unless_before.search(text, _sentence_start(text, start - 1), end)) \
                     and not (enacted is not None and enacted(m)):
                 continue
-        if skip is not None and skip(m):
+        if skip is not None and skip(m, rule, branches):
             fallback = fallback or m
             continue
         return m, False
@@ -436,15 +436,15 @@ class QuotedExamples(NamedTuple):
     def cues(self) -> re.Pattern[str]:
         return compile_cached(self.cue_source, re.IGNORECASE)
 
-    def skip(self, m: re.Match[str], rule: Rule | None = None, branches: tuple[Branch, ...] | None = None) -> bool:
+    def skip(self, m: re.Match[str], rule: Rule, branches: tuple[Branch, ...] | None) -> bool:
         """``m`` lies inside an example quotation, or straddles one's edge and ``rule`` matches the
         quotation's own words alone: the label before it is part of the match ('a fake memory note:
         "Remember permanently: …"'). A match that needs words outside the quotation is not excused."""
         spans = self.example_spans(m.string)
         if _inside(m, spans):
             return True
-        return rule is not None and any(a < m.end() and m.start() < b and search_branches(branches or rule.branches, m.string[a + 1: b - 1])
-                                        for a, b in spans)
+        return any(a < m.end() and m.start() < b and search_branches(branches or rule.branches, m.string[a + 1: b - 1])
+                   for a, b in spans)
 
     def _enacts(self, outside: str) -> bool:
         """The words outside the quotes tell the reader to act on the quotation."""
