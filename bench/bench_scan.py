@@ -57,8 +57,8 @@ HELDOUT = {2: "tuned on", 3: "tuned on", 4: "tuned on", 5: "tuned and trained on
            **{n: "never tuned on, trained on since release 22" for n in range(409, 425)},
            **{n: "a reconstructed brief, more languages; rules informed by it (round 32), trained on since release 22" for n in range(425, 433)},
            **{n: "a reconstructed brief, more languages; chose release 22's threshold, never tuned or trained on" for n in range(433, 441)},
-           **{n: "never tuned or trained on (written 2026-12-03, release 22's test)" for n in range(441, 449)},
-           **{n: "never tuned or trained on (written 2026-12-03 after release 22's test)" for n in range(449, 457)}}
+           **{n: "release 22's test; rules informed by it (round 33), never trained on" for n in range(441, 449)},
+           **{n: "written while release 22 was tested; rules informed by it (round 33), never trained on" for n in range(449, 457)}}
 EXTRA = sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))  # written for training only
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
 UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
