@@ -58,7 +58,8 @@ HELDOUT = {2: "tuned on", 3: "tuned on", 4: "tuned on", 5: "tuned and trained on
            **{n: "a reconstructed brief, more languages; rules informed by it (round 32), trained on since release 22" for n in range(425, 433)},
            **{n: "a reconstructed brief, more languages; chose release 22's threshold, never tuned or trained on" for n in range(433, 441)},
            **{n: "release 22's test; rules informed by it (round 33), never trained on" for n in range(441, 449)},
-           **{n: "written while release 22 was tested; rules informed by it (round 33), never trained on" for n in range(449, 457)}}
+           **{n: "written while release 22 was tested; rules informed by it (round 33), never trained on" for n in range(449, 457)},
+           **{n: "never tuned or trained on (written 2026-12-03 during round 33)" for n in range(457, 465)}}
 EXTRA = sorted((ROOT / "bench" / "train_extra").glob("extra_*.jsonl"))  # written for training only
 # Each held-out set was measured once while unseen, before its tuning round (detection / false alarms):
 UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "heldout4.jsonl": "73.3% / 8.0%",
@@ -344,6 +345,11 @@ UNSEEN = {"heldout2.jsonl": "75.3% / 10.0%", "heldout3.jsonl": "76.5% / 7.0%", "
           "heldout451.jsonl": "89.3% / 0.7%", "heldout452.jsonl": "96.7% / 2.0%",
           "heldout453.jsonl": "93.3% / 2.7%", "heldout454.jsonl": "94.7% / 2.7%",
           "heldout455.jsonl": "96.0% / 1.3%", "heldout456.jsonl": "93.3% / 2.0%",
+          # heldout457-464, written during round 33, measured once with release 22 and round 33's rules (c7a0e5d)
+          "heldout457.jsonl": "93.3% / 1.3%", "heldout458.jsonl": "94.0% / 4.0%",
+          "heldout459.jsonl": "85.3% / 1.3%", "heldout460.jsonl": "92.7% / 2.0%",
+          "heldout461.jsonl": "93.3% / 1.3%", "heldout462.jsonl": "86.7% / 2.7%",
+          "heldout463.jsonl": "94.7% / 3.3%", "heldout464.jsonl": "91.3% / 0.7%",
           # the training sets, each measured once before it joined the training data (extra_a and b were not)
           "extra_c.jsonl": "46.2% / 2.9%", "extra_d.jsonl": "49.5% / 2.9%", "extra_e.jsonl": "49.5% / 14.8%",
           "extra_f.jsonl": "45.7% / 0.0%", "extra_g.jsonl": "79.4% / 27.2%", "extra_h.jsonl": "77.1% / 10.5%",
